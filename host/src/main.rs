@@ -1,0 +1,2 @@
+//! The katari binary.
+fn main() {}

@@ -1,0 +1,8 @@
+//! The katari front end: source text to tokens, syntax trees, resolved names and diagnostics.
+//!
+//! This crate performs no IO and has no async: everything it needs is handed to it as text.
+
+pub mod diag;
+pub mod lexer;
+pub mod source;
+pub mod token;

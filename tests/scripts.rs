@@ -1,0 +1,2 @@
+//! Golden script tests.
+fn main() {}
