@@ -2,6 +2,7 @@
 //!
 //! This crate performs no IO and has no async: everything it needs is handed to it as text.
 
+pub mod ast;
 pub mod diag;
 pub mod lexer;
 pub mod source;
