@@ -4,6 +4,7 @@
 
 pub mod ast;
 pub mod diag;
+pub mod layout;
 pub mod lexer;
 pub mod source;
 pub mod token;
