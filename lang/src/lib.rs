@@ -6,5 +6,7 @@ pub mod ast;
 pub mod diag;
 pub mod layout;
 pub mod lexer;
+pub mod parser;
+pub mod render;
 pub mod source;
 pub mod token;

@@ -1,2 +1,0 @@
-//! Golden script tests.
-fn main() {}
