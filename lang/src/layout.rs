@@ -159,7 +159,10 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
             Token::InterpOpen => stack.push(Frame::Interp),
             Token::TemplateStart => stack.push(Frame::Template),
             Token::LBrace => {
-                let frame = classify_brace(prev.as_ref(), closed, stack.last().copied(), &tokens[i + 1..]);
+                let item_start = matches!(stack.last(), Some(Frame::Block { .. }))
+                    && matches!(out.last().map(|(t, _)| t), Some(Token::Newline | Token::Semi | Token::BlockOpen));
+                let before = if item_start { None } else { prev.as_ref() };
+                let frame = classify_brace(before, closed, stack.last().copied(), &tokens[i + 1..]);
                 if matches!(frame, Frame::Block { .. }) {
                     emitted = Token::BlockOpen;
                     set_sig(&mut stack, false);

@@ -97,8 +97,10 @@ fn syntax_error(file: FileId, error: &Rich<'_, Token<'_>, SimpleSpan>, tokens: &
         Some(t) => t.to_string(),
         None => "the end of the input".to_string(),
     };
+    let wants_line_end = expected.iter().any(|e| e == "line end");
     let message = match (&error.reason(), expected.len()) {
         (chumsky::error::RichReason::Custom(msg), _) => msg.to_string(),
+        _ if wants_line_end && found.is_some() => format!("{found_text} cannot continue this line: an item ends here"),
         (_, 0) => format!("unexpected {found_text}"),
         (_, 1..=6) => format!("expected {}, found {found_text}", expected.join(", ")),
         _ => format!("unexpected {found_text}"),
@@ -120,7 +122,7 @@ fn syntax_error(file: FileId, error: &Rich<'_, Token<'_>, SimpleSpan>, tokens: &
         Some(Token::Else | Token::Then) if previous == Some(&Token::Newline) => {
             diag = diag.with_help("write `} else {` and `} then (…) {` on one line");
         }
-        Some(_) if expected.iter().any(|e| e == "line end") => {
+        Some(_) if wants_line_end => {
             diag = diag.with_help("two items on one line must be separated by `;`");
         }
         _ => {}
