@@ -10,3 +10,4 @@ pub mod parser;
 pub mod render;
 pub mod source;
 pub mod token;
+pub mod types;

@@ -1,0 +1,805 @@
+//! Subtyping, joins and meets of types and rows (`language.md` §7.2, §7.3, §7.5).
+//!
+//! A [`Lattice`] optionally records bounds for inference variables: when a subtype check meets
+//! an unknown it records the other side as a lower or upper bound and succeeds, which is the
+//! collection step of local inference (§7.4).
+
+use std::collections::HashMap;
+
+use super::ty::*;
+
+/// Bounds collected for the unknowns of one call site.
+#[derive(Debug, Default, Clone)]
+pub struct Bounds {
+    pub lower: HashMap<InferId, Vec<Ty>>,
+    pub upper: HashMap<InferId, Vec<Ty>>,
+    pub row_lower: HashMap<InferId, Vec<Row>>,
+    pub attr_lower: HashMap<InferId, Vec<Attr>>,
+}
+
+pub struct Lattice<'a> {
+    pub env: &'a dyn TyEnv,
+    pub bounds: Option<&'a mut Bounds>,
+    /// Data types whose invariant arguments could not be joined (K3005) or met (K3006).
+    pub join_conflicts: Vec<DeclId>,
+    pub meet_conflicts: Vec<DeclId>,
+}
+
+impl<'a> Lattice<'a> {
+    pub fn new(env: &'a dyn TyEnv) -> Lattice<'a> {
+        Lattice {
+            env,
+            bounds: None,
+            join_conflicts: Vec::new(),
+            meet_conflicts: Vec::new(),
+        }
+    }
+
+    pub fn inferring(env: &'a dyn TyEnv, bounds: &'a mut Bounds) -> Lattice<'a> {
+        Lattice {
+            env,
+            bounds: Some(bounds),
+            join_conflicts: Vec::new(),
+            meet_conflicts: Vec::new(),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Joins
+    // -----------------------------------------------------------------------------------
+
+    /// The least upper bound, normalised into one member per layer.
+    pub fn join(&mut self, a: &Ty, b: &Ty) -> Ty {
+        if a.is_never() {
+            return b.clone();
+        }
+        if b.is_never() {
+            return a.clone();
+        }
+        if a.is_unknown() || b.is_unknown() {
+            return Ty::unknown().with_attr(a.attr.join(b.attr));
+        }
+        let mut members: Vec<Ty> = Vec::new();
+        for m in a.members().iter().chain(b.members()) {
+            self.insert_member(&mut members, m.clone());
+        }
+        self.from_members(members)
+    }
+
+    pub fn join_all<'t>(&mut self, tys: impl IntoIterator<Item = &'t Ty>) -> Ty {
+        let mut acc = Ty::never();
+        for t in tys {
+            acc = self.join(&acc, t);
+        }
+        acc
+    }
+
+    fn insert_member(&mut self, members: &mut Vec<Ty>, m: Ty) {
+        if m.is_unknown() {
+            members.clear();
+            members.push(m);
+            return;
+        }
+        if members.first().is_some_and(Ty::is_unknown) {
+            return;
+        }
+        let l = layer(self.env, &m);
+        if let Some(pos) = members.iter().position(|x| layer(self.env, x) == l) {
+            let joined = self.join_same_layer(&members[pos], &m);
+            members[pos] = joined;
+        } else {
+            members.push(m);
+        }
+    }
+
+    fn from_members(&self, mut members: Vec<Ty>) -> Ty {
+        members.sort_by_key(|m| layer(self.env, m));
+        match members.len() {
+            0 => Ty::never(),
+            1 => members.pop().unwrap_or_else(Ty::never),
+            _ => Ty::new(TyKind::Union(members)),
+        }
+    }
+
+    fn join_same_layer(&mut self, a: &Ty, b: &Ty) -> Ty {
+        let attr = a.attr.join(b.attr);
+        let kind = match (&a.kind, &b.kind) {
+            (TyKind::Integer, TyKind::Integer) => TyKind::Integer,
+            (TyKind::Integer | TyKind::Number, TyKind::Integer | TyKind::Number) => TyKind::Number,
+            (TyKind::Agent(x), TyKind::Agent(y)) => TyKind::Agent(Box::new(AgentTy {
+                param: self.meet(&x.param, &y.param),
+                ret: self.join(&x.ret, &y.ret),
+                row: self.join_row(&x.row, &y.row),
+            })),
+            (
+                TyKind::Seq {
+                    prefix: pa,
+                    rest: ra,
+                },
+                TyKind::Seq {
+                    prefix: pb,
+                    rest: rb,
+                },
+            ) => {
+                let n = pa.len().min(pb.len());
+                let prefix: Vec<Ty> = (0..n).map(|i| self.join(&pa[i], &pb[i])).collect();
+                let mut rest: Option<Ty> = None;
+                let extra = pa[n..]
+                    .iter()
+                    .chain(&pb[n..])
+                    .chain(ra.as_deref())
+                    .chain(rb.as_deref());
+                for t in extra {
+                    rest = Some(match rest {
+                        None => t.clone(),
+                        Some(r) => self.join(&r, t),
+                    });
+                }
+                TyKind::Seq {
+                    prefix,
+                    rest: rest.map(Box::new),
+                }
+            }
+            (
+                TyKind::Object {
+                    fields: fa,
+                    rest: ra,
+                },
+                TyKind::Object {
+                    fields: fb,
+                    rest: rb,
+                },
+            ) => self.join_objects(fa, ra, fb, rb),
+            (TyKind::Data { id, args: xa }, TyKind::Data { args: xb, .. }) => {
+                let variances = self.env.variances(*id);
+                let args = xa
+                    .iter()
+                    .zip(xb)
+                    .enumerate()
+                    .map(|(i, (x, y))| {
+                        let v = variances.get(i).copied().unwrap_or(Variance::Invariant);
+                        self.join_arg(*id, v, x, y)
+                    })
+                    .collect();
+                TyKind::Data { id: *id, args }
+            }
+            _ => a.kind.clone(),
+        };
+        Ty { kind, attr }
+    }
+
+    fn join_arg(&mut self, id: DeclId, v: Variance, x: &GenArg, y: &GenArg) -> GenArg {
+        match (x, y) {
+            (GenArg::Type(x), GenArg::Type(y)) => GenArg::Type(match v {
+                Variance::Covariant => self.join(x, y),
+                Variance::Contravariant => self.meet(x, y),
+                Variance::Unused => x.clone(),
+                Variance::Invariant => {
+                    if !self.equivalent(x, y) {
+                        self.join_conflicts.push(id);
+                    }
+                    x.clone()
+                }
+            }),
+            (GenArg::Effect(x), GenArg::Effect(y)) => GenArg::Effect(match v {
+                Variance::Contravariant => self.meet_row(x, y),
+                _ => self.join_row(x, y),
+            }),
+            (GenArg::Attr(x), GenArg::Attr(y)) => GenArg::Attr(x.join(*y)),
+            (x, _) => x.clone(),
+        }
+    }
+
+    fn rest_ty(rest: &Rest) -> Option<Ty> {
+        match rest {
+            Rest::Closed => None,
+            Rest::Open => Some(Ty::unknown()),
+            Rest::Of(t) => Some((**t).clone()),
+        }
+    }
+
+    fn join_objects(&mut self, fa: &[Field], ra: &Rest, fb: &[Field], rb: &Rest) -> TyKind {
+        let mut fields = Vec::new();
+        for f in fa {
+            match fb.iter().find(|g| g.name == f.name) {
+                Some(g) => fields.push(Field {
+                    name: f.name.clone(),
+                    ty: self.join(&f.ty, &g.ty),
+                    optional: f.optional || g.optional,
+                }),
+                None => {
+                    let ty = match Self::rest_ty(rb) {
+                        Some(other) => self.join(&f.ty, &other),
+                        None => f.ty.clone(),
+                    };
+                    fields.push(Field {
+                        name: f.name.clone(),
+                        ty,
+                        optional: true,
+                    });
+                }
+            }
+        }
+        for g in fb {
+            if !fa.iter().any(|f| f.name == g.name) {
+                let ty = match Self::rest_ty(ra) {
+                    Some(other) => self.join(&g.ty, &other),
+                    None => g.ty.clone(),
+                };
+                fields.push(Field {
+                    name: g.name.clone(),
+                    ty,
+                    optional: true,
+                });
+            }
+        }
+        let rest = match (ra, rb) {
+            (Rest::Closed, Rest::Closed) => Rest::Closed,
+            (Rest::Open, _) | (_, Rest::Open) => Rest::Open,
+            (Rest::Of(x), Rest::Of(y)) => Rest::Of(Box::new(self.join(x, y))),
+            (Rest::Of(x), Rest::Closed) | (Rest::Closed, Rest::Of(x)) => Rest::Of(x.clone()),
+        };
+        TyKind::Object { fields, rest }
+    }
+
+    pub fn join_row(&mut self, a: &Row, b: &Row) -> Row {
+        if a.all || b.all {
+            return Row::all();
+        }
+        let mut row = a.clone();
+        row.io |= b.io;
+        for (req, args) in &b.entries {
+            match row.entries.get(req).cloned() {
+                Some(existing) => {
+                    let variances = self.env.variances(*req);
+                    let joined = existing
+                        .iter()
+                        .zip(args)
+                        .enumerate()
+                        .map(|(i, (x, y))| {
+                            self.join_arg(
+                                *req,
+                                variances.get(i).copied().unwrap_or(Variance::Invariant),
+                                x,
+                                y,
+                            )
+                        })
+                        .collect();
+                    row.entries.insert(*req, joined);
+                }
+                None => {
+                    row.entries.insert(*req, args.clone());
+                }
+            }
+        }
+        for tail in &b.tails {
+            match row.tails.iter_mut().find(|t| t.var == tail.var) {
+                Some(t) => t.excluding.retain(|x| tail.excluding.contains(x)),
+                None => row.tails.push(tail.clone()),
+            }
+        }
+        row.tails.sort();
+        row
+    }
+
+    pub fn meet_row(&mut self, a: &Row, b: &Row) -> Row {
+        if a.all {
+            return b.clone();
+        }
+        if b.all {
+            return a.clone();
+        }
+        let mut row = Row {
+            io: a.io && b.io,
+            ..Row::default()
+        };
+        for (req, args) in &a.entries {
+            if let Some(other) = b.entries.get(req) {
+                let variances = self.env.variances(*req);
+                let met = args
+                    .iter()
+                    .zip(other)
+                    .enumerate()
+                    .map(|(i, (x, y))| {
+                        match (
+                            x,
+                            y,
+                            variances.get(i).copied().unwrap_or(Variance::Invariant),
+                        ) {
+                            (GenArg::Type(x), GenArg::Type(y), Variance::Covariant) => {
+                                GenArg::Type(self.meet(x, y))
+                            }
+                            (GenArg::Type(x), GenArg::Type(y), Variance::Contravariant) => {
+                                GenArg::Type(self.join(x, y))
+                            }
+                            (x, _, _) => x.clone(),
+                        }
+                    })
+                    .collect();
+                row.entries.insert(*req, met);
+            }
+        }
+        row.tails = a
+            .tails
+            .iter()
+            .filter(|t| b.tails.iter().any(|u| u.var == t.var))
+            .cloned()
+            .collect();
+        row
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Meets
+    // -----------------------------------------------------------------------------------
+
+    /// The greatest lower bound (used for agent parameters and for narrowing).
+    pub fn meet(&mut self, a: &Ty, b: &Ty) -> Ty {
+        if a.is_unknown() {
+            return b.clone().with_attr(a.attr.join(b.attr));
+        }
+        if b.is_unknown() {
+            return a.clone().with_attr(a.attr.join(b.attr));
+        }
+        let mut out = Vec::new();
+        for x in a.members() {
+            for y in b.members() {
+                if let Some(m) = self.meet_members(x, y) {
+                    out.push(m);
+                }
+            }
+        }
+        let mut members = Vec::new();
+        for m in out {
+            self.insert_member(&mut members, m);
+        }
+        self.from_members(members)
+    }
+
+    fn meet_members(&mut self, x: &Ty, y: &Ty) -> Option<Ty> {
+        let attr = x.attr.join(y.attr);
+        let kind = match (&x.kind, &y.kind) {
+            (TyKind::Integer, TyKind::Integer | TyKind::Number)
+            | (TyKind::Number, TyKind::Integer) => TyKind::Integer,
+            (TyKind::Param(a), TyKind::Param(b)) if a == b => x.kind.clone(),
+            (TyKind::Param(_), _) | (_, TyKind::Param(_)) => {
+                return if self.sub(x, y) {
+                    Some(x.clone())
+                } else if self.sub(y, x) {
+                    Some(y.clone())
+                } else {
+                    None
+                };
+            }
+            (TyKind::Agent(p), TyKind::Agent(q)) => TyKind::Agent(Box::new(AgentTy {
+                param: self.join(&p.param, &q.param),
+                ret: self.meet(&p.ret, &q.ret),
+                row: self.meet_row(&p.row, &q.row),
+            })),
+            (
+                TyKind::Seq {
+                    prefix: pa,
+                    rest: ra,
+                },
+                TyKind::Seq {
+                    prefix: pb,
+                    rest: rb,
+                },
+            ) => {
+                let n = pa.len().max(pb.len());
+                let pos = |p: &Vec<Ty>, r: &Option<Box<Ty>>, i: usize| {
+                    p.get(i).cloned().or_else(|| r.as_deref().cloned())
+                };
+                let mut prefix = Vec::new();
+                for i in 0..n {
+                    match (pos(pa, ra, i), pos(pb, rb, i)) {
+                        (Some(s), Some(t)) => prefix.push(self.meet(&s, &t)),
+                        _ => return None,
+                    }
+                }
+                let rest = match (ra, rb) {
+                    (Some(s), Some(t)) => Some(Box::new(self.meet(s, t))),
+                    _ => None,
+                };
+                TyKind::Seq { prefix, rest }
+            }
+            (
+                TyKind::Object {
+                    fields: fa,
+                    rest: ra,
+                },
+                TyKind::Object {
+                    fields: fb,
+                    rest: rb,
+                },
+            ) => {
+                let mut fields: Vec<Field> = Vec::new();
+                for f in fa {
+                    match fb.iter().find(|g| g.name == f.name) {
+                        Some(g) => fields.push(Field {
+                            name: f.name.clone(),
+                            ty: self.meet(&f.ty, &g.ty),
+                            optional: f.optional && g.optional,
+                        }),
+                        None => {
+                            let ty = match Self::rest_ty(rb) {
+                                Some(o) => self.meet(&f.ty, &o),
+                                None => f.ty.clone(),
+                            };
+                            fields.push(Field {
+                                name: f.name.clone(),
+                                ty,
+                                optional: f.optional,
+                            });
+                        }
+                    }
+                }
+                for g in fb {
+                    if !fa.iter().any(|f| f.name == g.name) {
+                        let ty = match Self::rest_ty(ra) {
+                            Some(o) => self.meet(&g.ty, &o),
+                            None => g.ty.clone(),
+                        };
+                        fields.push(Field {
+                            name: g.name.clone(),
+                            ty,
+                            optional: g.optional,
+                        });
+                    }
+                }
+                let rest = match (ra, rb) {
+                    (Rest::Closed, _) | (_, Rest::Closed) => Rest::Closed,
+                    (Rest::Open, r) | (r, Rest::Open) => r.clone(),
+                    (Rest::Of(s), Rest::Of(t)) => Rest::Of(Box::new(self.meet(s, t))),
+                };
+                TyKind::Object { fields, rest }
+            }
+            (TyKind::Data { id: a, args: xa }, TyKind::Data { id: b, args: xb }) if a == b => {
+                let variances = self.env.variances(*a);
+                let mut args = Vec::new();
+                for (i, (p, q)) in xa.iter().zip(xb).enumerate() {
+                    let v = variances.get(i).copied().unwrap_or(Variance::Invariant);
+                    args.push(match (p, q) {
+                        (GenArg::Type(p), GenArg::Type(q)) => GenArg::Type(match v {
+                            Variance::Covariant => self.meet(p, q),
+                            Variance::Contravariant => self.join(p, q),
+                            Variance::Unused => p.clone(),
+                            Variance::Invariant => {
+                                if !self.equivalent(p, q) {
+                                    self.meet_conflicts.push(*a);
+                                }
+                                p.clone()
+                            }
+                        }),
+                        (p, _) => p.clone(),
+                    });
+                }
+                TyKind::Data { id: *a, args }
+            }
+            // A data type meets an object type as itself when its fields satisfy the object.
+            (TyKind::Data { .. }, TyKind::Object { .. }) => {
+                return self
+                    .sub(x, &y.clone().with_attr(Attr::Private))
+                    .then(|| x.clone().with_attr(attr));
+            }
+            (TyKind::Object { .. }, TyKind::Data { .. }) => {
+                return self
+                    .sub(y, &x.clone().with_attr(Attr::Private))
+                    .then(|| y.clone().with_attr(attr));
+            }
+            (a, b) if a == b => a.clone(),
+            (TyKind::Null, TyKind::Null)
+            | (TyKind::Boolean, TyKind::Boolean)
+            | (TyKind::String, TyKind::String)
+            | (TyKind::File, TyKind::File)
+            | (TyKind::Number, TyKind::Number) => x.kind.clone(),
+            _ => return None,
+        };
+        Some(Ty { kind, attr })
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Subtyping
+    // -----------------------------------------------------------------------------------
+
+    /// Whether `a` and `b` are mutual subtypes.
+    pub fn equivalent(&mut self, a: &Ty, b: &Ty) -> bool {
+        self.sub(a, b) && self.sub(b, a)
+    }
+
+    fn attr_sub(&mut self, s: Attr, t: Attr) -> bool {
+        match (s, t) {
+            (Attr::Public, _) | (_, Attr::Private) => true,
+            (Attr::Infer(v), _) => {
+                if let Some(b) = self.bounds.as_deref_mut() {
+                    b.attr_lower.entry(v).or_default();
+                }
+                true
+            }
+            (s, Attr::Infer(v)) => {
+                if let Some(b) = self.bounds.as_deref_mut() {
+                    b.attr_lower.entry(v).or_default().push(s);
+                }
+                true
+            }
+            (a, b) => a == b,
+        }
+    }
+
+    /// `s <: t`.
+    pub fn sub(&mut self, s: &Ty, t: &Ty) -> bool {
+        if let TyKind::Infer(v) = &t.kind {
+            if let Some(b) = self.bounds.as_deref_mut() {
+                b.lower.entry(*v).or_default().push(s.clone());
+                return true;
+            }
+            return s == t;
+        }
+        if let TyKind::Infer(v) = &s.kind {
+            if let Some(b) = self.bounds.as_deref_mut() {
+                b.upper.entry(*v).or_default().push(t.clone());
+                return true;
+            }
+            return s == t;
+        }
+        if s.is_never() {
+            return true;
+        }
+        if let TyKind::Union(ms) = &s.kind {
+            return ms
+                .clone()
+                .iter()
+                .all(|m| self.sub(&m.clone().with_attr(m.attr.join(s.attr)), t));
+        }
+        if !self.attr_sub(s.attr, t.attr) {
+            return false;
+        }
+        if t.is_unknown() {
+            return true;
+        }
+        if let TyKind::Union(ms) = &t.kind {
+            let ms = ms.clone();
+            // Decided per layer: the member in `s`'s layer, or a structural object match for data.
+            if let Some(infer) = ms
+                .iter()
+                .find(|m| matches!(m.kind, TyKind::Infer(_)))
+                .cloned()
+                && self.bounds.is_some()
+                && !ms.iter().any(|m| layer(self.env, m) == layer(self.env, s))
+            {
+                return self.sub(s, &infer);
+            }
+            return ms
+                .iter()
+                .any(|m| self.sub(s, &m.clone().with_attr(m.attr.join(t.attr))));
+        }
+        match (&s.kind, &t.kind) {
+            (TyKind::Unknown, _) => false,
+            (TyKind::Param(a), TyKind::Param(b)) if a == b => true,
+            (TyKind::Param(a), _) => {
+                let bound = self.env.generic_bound(*a);
+                !bound.is_unknown() && self.sub(&bound, t)
+            }
+            (TyKind::Null, TyKind::Null)
+            | (TyKind::Boolean, TyKind::Boolean)
+            | (TyKind::String, TyKind::String)
+            | (TyKind::File, TyKind::File)
+            | (TyKind::Integer, TyKind::Integer | TyKind::Number)
+            | (TyKind::Number, TyKind::Number) => true,
+            (
+                TyKind::Seq {
+                    prefix: pa,
+                    rest: ra,
+                },
+                TyKind::Seq {
+                    prefix: pb,
+                    rest: rb,
+                },
+            ) => {
+                if pa.len() < pb.len() || (ra.is_some() && rb.is_none()) {
+                    return false;
+                }
+                for (i, x) in pa.iter().enumerate() {
+                    let target = match pb.get(i).or(rb.as_deref()) {
+                        Some(t) => t.clone(),
+                        None => return false,
+                    };
+                    if !self.sub(x, &target) {
+                        return false;
+                    }
+                }
+                match (ra, rb) {
+                    (Some(x), Some(y)) => self.sub(x, y),
+                    _ => true,
+                }
+            }
+            (TyKind::Object { fields, rest }, TyKind::Object { .. }) => {
+                let (fields, rest) = (fields.clone(), rest.clone());
+                self.object_sub(&fields, &rest, t)
+            }
+            (TyKind::Data { id, args }, TyKind::Object { .. }) => {
+                let fields = self.env.data_fields(*id, args);
+                self.object_sub(&fields, &Rest::Open, t)
+            }
+            (TyKind::Data { id: a, args: xa }, TyKind::Data { id: b, args: xb }) => {
+                if a != b {
+                    return false;
+                }
+                let variances = self.env.variances(*a);
+                let (xa, xb) = (xa.clone(), xb.clone());
+                xa.iter().zip(&xb).enumerate().all(|(i, (x, y))| {
+                    let v = variances.get(i).copied().unwrap_or(Variance::Invariant);
+                    self.arg_sub(v, x, y)
+                })
+            }
+            (TyKind::Agent(x), TyKind::Agent(y)) => {
+                let (x, y) = (x.clone(), y.clone());
+                self.sub(&y.param, &x.param)
+                    && self.sub(&x.ret, &y.ret)
+                    && self.row_sub(&x.row, &y.row)
+            }
+            _ => false,
+        }
+    }
+
+    fn arg_sub(&mut self, v: Variance, x: &GenArg, y: &GenArg) -> bool {
+        match (x, y) {
+            (GenArg::Type(x), GenArg::Type(y)) => match v {
+                Variance::Covariant => self.sub(x, y),
+                Variance::Contravariant => self.sub(y, x),
+                Variance::Unused => true,
+                Variance::Invariant => self.sub(x, y) && self.sub(y, x),
+            },
+            (GenArg::Effect(x), GenArg::Effect(y)) => match v {
+                Variance::Contravariant => self.row_sub(y, x),
+                Variance::Unused => true,
+                Variance::Invariant => self.row_sub(x, y) && self.row_sub(y, x),
+                Variance::Covariant => self.row_sub(x, y),
+            },
+            (GenArg::Attr(x), GenArg::Attr(y)) => self.attr_sub(*x, *y),
+            _ => false,
+        }
+    }
+
+    fn object_sub(&mut self, sf: &[Field], sr: &Rest, t: &Ty) -> bool {
+        let TyKind::Object {
+            fields: tf,
+            rest: tr,
+        } = &t.kind
+        else {
+            return false;
+        };
+        let (tf, tr) = (tf.clone(), tr.clone());
+        for f in &tf {
+            match sf.iter().find(|g| g.name == f.name) {
+                Some(g) => {
+                    if (g.optional && !f.optional) || !self.sub(&g.ty, &f.ty) {
+                        return false;
+                    }
+                }
+                None => match Self::rest_ty(sr) {
+                    None => {
+                        if !f.optional {
+                            return false;
+                        }
+                    }
+                    Some(other) => {
+                        if !f.optional || !self.sub(&other, &f.ty) {
+                            return false;
+                        }
+                    }
+                },
+            }
+        }
+        match &tr {
+            Rest::Open => true,
+            Rest::Closed => {
+                matches!(sr, Rest::Closed) && sf.iter().all(|g| tf.iter().any(|f| f.name == g.name))
+            }
+            Rest::Of(y) => {
+                for g in sf {
+                    if !tf.iter().any(|f| f.name == g.name) && !self.sub(&g.ty, y) {
+                        return false;
+                    }
+                }
+                match sr {
+                    Rest::Closed => true,
+                    Rest::Open => self.sub(&Ty::unknown(), y),
+                    Rest::Of(x) => self.sub(x, y),
+                }
+            }
+        }
+    }
+
+    /// `r1 <: r2` for effect rows.
+    pub fn row_sub(&mut self, r1: &Row, r2: &Row) -> bool {
+        if r2.all {
+            return true;
+        }
+        if r1.all {
+            return false;
+        }
+        if r1.io && !r2.io {
+            if let Some(v) = self.infer_tail(r2) {
+                self.push_row_bound(v, Row::io());
+            } else {
+                return false;
+            }
+        }
+        for (req, args) in &r1.entries {
+            match r2.entries.get(req) {
+                Some(other) => {
+                    let variances = self.env.variances(*req);
+                    let ok = args.iter().zip(other).enumerate().all(|(i, (x, y))| {
+                        self.arg_sub(
+                            variances.get(i).copied().unwrap_or(Variance::Invariant),
+                            x,
+                            y,
+                        )
+                    });
+                    if !ok {
+                        return false;
+                    }
+                }
+                None => match r2
+                    .tails
+                    .iter()
+                    .find(|t| matches!(t.var, RowVar::Infer(_)) && !t.excluding.contains(req))
+                {
+                    Some(Tail {
+                        var: RowVar::Infer(v),
+                        ..
+                    }) if self.bounds.is_some() => {
+                        let v = *v;
+                        self.push_row_bound(v, Row::single(*req, args.clone()));
+                    }
+                    _ => return false,
+                },
+            }
+        }
+        for tail in &r1.tails {
+            let covered = r2.tails.iter().any(|t| {
+                t.var == tail.var && t.excluding.iter().all(|x| tail.excluding.contains(x))
+            });
+            if !covered {
+                match self.infer_tail(r2) {
+                    Some(v) if RowVar::Infer(v) != tail.var => {
+                        self.push_row_bound(
+                            v,
+                            Row {
+                                tails: vec![tail.clone()],
+                                ..Row::default()
+                            },
+                        );
+                    }
+                    _ => {
+                        if let RowVar::Infer(v) = tail.var
+                            && self.bounds.is_some()
+                        {
+                            // An unknown tail on the left: nothing to learn, assume it fits.
+                            let _ = v;
+                            continue;
+                        }
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn infer_tail(&self, row: &Row) -> Option<InferId> {
+        if self.bounds.is_none() {
+            return None;
+        }
+        row.tails.iter().find_map(|t| match t.var {
+            RowVar::Infer(v) => Some(v),
+            RowVar::Param(_) => None,
+        })
+    }
+
+    fn push_row_bound(&mut self, v: InferId, row: Row) {
+        if let Some(b) = self.bounds.as_deref_mut() {
+            b.row_lower.entry(v).or_default().push(row);
+        }
+    }
+}
