@@ -1,1 +1,7 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for tests that drive the real `katari` binary.
+//!
+//! The tests themselves live where cargo can hand them the built binary
+//! (`CARGO_BIN_EXE_katari` is only set for the `katari` package's own integration tests), so
+//! `host/tests/scripts.rs` runs the golden scripts kept here under `tests/scripts/`.
+
+pub mod golden;

@@ -1,2 +1,46 @@
-//! The katari binary.
-fn main() {}
+//! The `katari` binary: parses the command line and dispatches to one module per command.
+//!
+//! Exit statuses follow `host.md` §2.2: 0 success, 1 something outside the command line failed
+//! (here: output could not be written), 2 usage errors and programs with errors.
+
+mod check;
+mod cli;
+mod front;
+
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+
+use cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let Cli { color, command, .. } = cli::parse();
+    let no_color = std::env::var_os("NO_COLOR");
+    let stderr_color = cli::use_color(color, io::stderr().is_terminal(), no_color.as_ref());
+    match command {
+        None => {
+            // The REPL comes later; until then bare `katari` is a usage error (`host.md` §2.1).
+            let _ = io::stderr().write_all(cli::usage().as_bytes());
+            ExitCode::from(2)
+        }
+        Some(Command::Check(args)) => {
+            let result = check::check(
+                &args.files,
+                args.format(),
+                stderr_color,
+                &mut io::stdout().lock(),
+                &mut io::stderr().lock(),
+            );
+            match result {
+                Ok(check::Outcome::Clean) => ExitCode::SUCCESS,
+                Ok(check::Outcome::Errors) => ExitCode::from(2),
+                Err(err) => output_failed(&err),
+            }
+        }
+    }
+}
+
+/// Reports that stdout or stderr could not be written (a closed pipe, a full disk).
+fn output_failed(err: &io::Error) -> ExitCode {
+    let _ = writeln!(io::stderr(), "error: cannot write output: {err}");
+    ExitCode::from(1)
+}

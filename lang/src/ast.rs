@@ -76,7 +76,11 @@ pub struct Import {
 impl Import {
     /// The path joined with dots (`util.text`).
     pub fn module_name(&self) -> String {
-        self.path.iter().map(|i| i.text.as_str()).collect::<Vec<_>>().join(".")
+        self.path
+            .iter()
+            .map(|i| i.text.as_str())
+            .collect::<Vec<_>>()
+            .join(".")
     }
 
     pub fn path_span(&self) -> Span {
@@ -205,7 +209,10 @@ pub struct Param {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamKind {
-    Plain { ty: Option<Type>, default: Option<Literal> },
+    Plain {
+        ty: Option<Type>,
+        default: Option<Literal>,
+    },
     Destructure(Pattern),
 }
 
@@ -303,21 +310,37 @@ impl TypeAtom {
 pub enum TypeKind {
     Atom(TypeAtom),
     /// `name` or `m.name`: a data type, synonym, request or generic parameter.
-    Named { qualifier: Option<Ident>, name: Ident },
+    Named {
+        qualifier: Option<Ident>,
+        name: Ident,
+    },
     /// `head[args]`.
-    Apply { head: Box<Type>, args: Vec<Type> },
+    Apply {
+        head: Box<Type>,
+        args: Vec<Type>,
+    },
     /// `[A, B]`.
     Tuple(Vec<Type>),
     /// `{a: T, b?: U}`.
     Object(Vec<FieldType>),
     /// `{...E, req, …}`: an effect row with overridden entries.
-    Override { base: Box<Type>, entries: Vec<Type> },
+    Override {
+        base: Box<Type>,
+        entries: Vec<Type>,
+    },
     /// `agent (x: T) -> R with E` or `agent P -> R with E`.
-    Agent { params: AgentParams, ret: Box<Type>, effects: Option<Box<Type>> },
+    Agent {
+        params: AgentParams,
+        ret: Box<Type>,
+        effects: Option<Box<Type>>,
+    },
     /// `A | B | …`, at least two members.
     Union(Vec<Type>),
     /// `T of A`.
-    Attributed { ty: Box<Type>, attr: Box<Type> },
+    Attributed {
+        ty: Box<Type>,
+        attr: Box<Type>,
+    },
     /// Stands in for a type that failed to parse.
     Error,
 }
@@ -357,14 +380,23 @@ pub struct Item {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ItemKind {
     /// `let pattern = e`.
-    Let { pattern: Pattern, value: Expr },
+    Let {
+        pattern: Pattern,
+        value: Expr,
+    },
     /// `[let pattern =] use provider`: the rest of the block is the continuation.
-    Use { binder: Option<Pattern>, provider: Expr },
+    Use {
+        binder: Option<Pattern>,
+        provider: Expr,
+    },
     /// A local agent declaration.
     Agent(Box<AgentDecl>),
     Return(Option<Expr>),
     /// `next [v] [with { s = e, … }]`; `updates` is `None` without `with`.
-    Next { value: Option<Expr>, updates: Option<Vec<Modifier>> },
+    Next {
+        value: Option<Expr>,
+        updates: Option<Vec<Modifier>>,
+    },
     Break(Option<Expr>),
     Expr(Expr),
 }
@@ -469,18 +501,41 @@ pub enum ExprKind {
     /// A bare name.
     Name(Ident),
     /// `e.f`: a field access, or a module member when `e` is a qualifier (decided by the resolver).
-    Field { target: Box<Expr>, field: Ident },
+    Field {
+        target: Box<Expr>,
+        field: Ident,
+    },
     /// `callee(l = e, …)`; a hole `_` is an argument with `value: None`.
-    Call { callee: Box<Expr>, args: Vec<Arg> },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Arg>,
+    },
     /// `callee[T, …]`.
-    TypeApply { callee: Box<Expr>, args: Vec<Type> },
+    TypeApply {
+        callee: Box<Expr>,
+        args: Vec<Type>,
+    },
     /// A binary operator; sugar for `prelude.<op>(left = …, right = …)`.
-    Binary { op: BinOp, left: Box<Expr>, right: Box<Expr> },
+    Binary {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// A prefix operator; sugar for `prelude.<op>(value = …)`.
-    Unary { op: UnOp, operand: Box<Expr> },
+    Unary {
+        op: UnOp,
+        operand: Box<Expr>,
+    },
     /// `if (c) { … } [else …]`; `otherwise` is a block or another `if`.
-    If { cond: Box<Expr>, then: Block, otherwise: Option<Box<Expr>> },
-    Match { subject: Box<Expr>, arms: Vec<Arm> },
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        otherwise: Option<Box<Expr>>,
+    },
+    Match {
+        subject: Box<Expr>,
+        arms: Vec<Arm>,
+    },
     For(Box<ForExpr>),
     /// `parallel [e1, …]`.
     ParallelTuple(Vec<Expr>),
@@ -637,7 +692,12 @@ pub enum PatternKind {
     /// `integer(p)` and the other filter tags.
     Filter { tag: FilterTag, inner: Box<Pattern> },
     /// `[m.]name[T…](fields)`.
-    Constructor { qualifier: Option<Ident>, name: Ident, type_args: Option<Vec<Type>>, fields: Vec<FieldPattern> },
+    Constructor {
+        qualifier: Option<Ident>,
+        name: Ident,
+        type_args: Option<Vec<Type>>,
+        fields: Vec<FieldPattern>,
+    },
     /// Stands in for a pattern that failed to parse.
     Error,
 }

@@ -108,7 +108,11 @@ impl Diagnostic {
             code,
             severity: code.severity(),
             message: message.into(),
-            primary: Some(Label { file, span, message: String::new() }),
+            primary: Some(Label {
+                file,
+                span,
+                message: String::new(),
+            }),
             secondary: Vec::new(),
             notes: Vec::new(),
             help: None,
@@ -136,8 +140,17 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_secondary(mut self, file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.secondary.push(Label { file, span, message: message.into() });
+    pub fn with_secondary(
+        mut self,
+        file: FileId,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        self.secondary.push(Label {
+            file,
+            span,
+            message: message.into(),
+        });
         self
     }
 

@@ -39,13 +39,19 @@ enum ParenKind {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Frame {
     /// The top of a file: bracket mode, except inside an agent signature.
-    Top { sig: bool },
+    Top {
+        sig: bool,
+    },
     /// A block: line mode.
-    Block { sig: bool },
+    Block {
+        sig: bool,
+    },
     Brace(BraceKind),
     Paren(ParenKind),
     /// `[ … ]`; `handler_args` marks `handler[R, E]`.
-    Bracket { handler_args: bool },
+    Bracket {
+        handler_args: bool,
+    },
     /// `${ … }` inside a template.
     Interp,
     /// A template between `f"` and its closing quote (no newlines can occur here).
@@ -99,18 +105,27 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
     // The last token emitted or dropped that was not a newline.
     let mut prev: Option<Token<'s>> = None;
 
-    let at_column_one = |span: Span| span.start == 0 || src.as_bytes().get(span.start as usize - 1) == Some(&b'\n');
+    let at_column_one =
+        |span: Span| span.start == 0 || src.as_bytes().get(span.start as usize - 1) == Some(&b'\n');
 
     let mut i = 0;
     while i < tokens.len() {
         let (token, span) = &tokens[i];
         let span = *span;
-        let next_significant = tokens[i + 1..].iter().map(|(t, _)| t).find(|t| **t != Token::Newline);
+        let next_significant = tokens[i + 1..]
+            .iter()
+            .map(|(t, _)| t)
+            .find(|t| **t != Token::Newline);
 
         // A declaration keyword in column 1 starts a new chunk and resets the bracket stack
         // (§4.4): whatever was left open belongs to a broken declaration.
-        if token.starts_declaration() && at_column_one(span) && !matches!(prev, Some(Token::At) | Some(Token::Ident("private"))) {
-            let doc_before = matches!(prev, Some(Token::Str(_))) && out.len() >= 2 && out[out.len() - 2].0 == Token::At;
+        if token.starts_declaration()
+            && at_column_one(span)
+            && !matches!(prev, Some(Token::At) | Some(Token::Ident("private")))
+        {
+            let doc_before = matches!(prev, Some(Token::Str(_)))
+                && out.len() >= 2
+                && out[out.len() - 2].0 == Token::At;
             if !doc_before && out.len() > chunk_start {
                 chunks.push(chunk_start..out.len());
                 chunk_start = out.len();
@@ -132,7 +147,10 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
             let last_out = out.last().map(|(t, _)| t);
             let drop = !line_mode
                 || prev.as_ref().is_some_and(Token::continues_line)
-                || matches!(last_out, Some(Token::Newline | Token::BlockOpen | Token::Semi) | None)
+                || matches!(
+                    last_out,
+                    Some(Token::Newline | Token::BlockOpen | Token::Semi) | None
+                )
                 || (sig && (next_significant == Some(&Token::With) || prev == Some(Token::Pipe)));
             if !drop {
                 out.push((Token::Newline, span));
@@ -155,12 +173,17 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
                 };
                 stack.push(Frame::Paren(kind));
             }
-            Token::LBracket => stack.push(Frame::Bracket { handler_args: prev == Some(Token::Handler) }),
+            Token::LBracket => stack.push(Frame::Bracket {
+                handler_args: prev == Some(Token::Handler),
+            }),
             Token::InterpOpen => stack.push(Frame::Interp),
             Token::TemplateStart => stack.push(Frame::Template),
             Token::LBrace => {
                 let item_start = matches!(stack.last(), Some(Frame::Block { .. }))
-                    && matches!(out.last().map(|(t, _)| t), Some(Token::Newline | Token::Semi | Token::BlockOpen));
+                    && matches!(
+                        out.last().map(|(t, _)| t),
+                        Some(Token::Newline | Token::Semi | Token::BlockOpen)
+                    );
                 let before = if item_start { None } else { prev.as_ref() };
                 let frame = classify_brace(before, closed, stack.last().copied(), &tokens[i + 1..]);
                 if matches!(frame, Frame::Block { .. }) {
@@ -175,8 +198,10 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
                 }
             }
             Token::Agent => {
-                let declares = matches!(next_significant, Some(Token::Ident(_))) && !is_type_position(prev.as_ref());
-                if declares && matches!(stack.last(), Some(Frame::Top { .. } | Frame::Block { .. })) {
+                let declares = matches!(next_significant, Some(Token::Ident(_)))
+                    && !is_type_position(prev.as_ref());
+                if declares && matches!(stack.last(), Some(Frame::Top { .. } | Frame::Block { .. }))
+                {
                     set_sig(&mut stack, true);
                 }
             }
@@ -187,7 +212,10 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
         let closing = match token {
             Token::RParen => Some(matches!(stack.last(), Some(Frame::Paren(_)))),
             Token::RBracket => Some(matches!(stack.last(), Some(Frame::Bracket { .. }))),
-            Token::RBrace => Some(matches!(stack.last(), Some(Frame::Block { .. } | Frame::Brace(_)))),
+            Token::RBrace => Some(matches!(
+                stack.last(),
+                Some(Frame::Block { .. } | Frame::Brace(_))
+            )),
             Token::InterpClose => Some(matches!(stack.last(), Some(Frame::Interp))),
             Token::TemplateEnd => Some(matches!(stack.last(), Some(Frame::Template))),
             _ => None,
@@ -240,7 +268,11 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
         chunks.push(chunk_start..out.len());
     }
     let unclosed = stack.len() > 1;
-    Laid { tokens: out, chunks, unclosed }
+    Laid {
+        tokens: out,
+        chunks,
+        unclosed,
+    }
 }
 
 fn next_non_newline(tokens: &[(Token<'_>, Span)], from: usize) -> (Option<usize>, Span) {
@@ -262,38 +294,63 @@ fn set_sig(stack: &mut [Frame], value: bool) {
 /// Decides what a `{` opens from the token before it and, in expression position, the
 /// look-ahead rule of §5 (a record literal when the next token is `}` or the next two are a key
 /// and `=`), extended to patterns and object types (`{ a => p }`, `{ a, b }`, `{a: T}`, `{...E}`).
-fn classify_brace(prev: Option<&Token<'_>>, closed: Option<Closed>, top: Option<Frame>, rest: &[(Token<'_>, Span)]) -> Frame {
+fn classify_brace(
+    prev: Option<&Token<'_>>,
+    closed: Option<Closed>,
+    top: Option<Frame>,
+    rest: &[(Token<'_>, Span)],
+) -> Frame {
     let block = Frame::Block { sig: false };
     let bracket = Frame::Brace(BraceKind::Other);
     match prev {
         Some(Token::RParen) => match closed {
-            Some(Closed::Paren(ParenKind::MatchHead)) => Frame::Brace(BraceKind::Arms { in_pattern: false }),
+            Some(Closed::Paren(ParenKind::MatchHead)) => {
+                Frame::Brace(BraceKind::Arms { in_pattern: false })
+            }
             Some(Closed::Paren(ParenKind::HandlerVars)) => Frame::Brace(BraceKind::Clauses),
             _ => block,
         },
-        Some(Token::RBracket) if closed == Some(Closed::HandlerArgs) => Frame::Brace(BraceKind::Clauses),
+        Some(Token::RBracket) if closed == Some(Closed::HandlerArgs) => {
+            Frame::Brace(BraceKind::Clauses)
+        }
         Some(Token::Handler) => Frame::Brace(BraceKind::Clauses),
         Some(Token::Else | Token::Then) => block,
         Some(Token::Arrow) => {
-            if matches!(top, Some(Frame::Brace(BraceKind::Arms { in_pattern: true }))) {
+            if matches!(
+                top,
+                Some(Frame::Brace(BraceKind::Arms { in_pattern: true }))
+            ) {
                 block
             } else {
                 bracket
             }
         }
-        Some(Token::Colon | Token::Of | Token::Pipe | Token::With | Token::Import | Token::Let | Token::Case | Token::FatArrow) => {
-            bracket
-        }
+        Some(
+            Token::Colon
+            | Token::Of
+            | Token::Pipe
+            | Token::With
+            | Token::Import
+            | Token::Let
+            | Token::Case
+            | Token::FatArrow,
+        ) => bracket,
         // The end of a type before an agent or clause body: `-> integer {`, `with io {`,
         // `-> array[T] {`, `-> {a: T} {`.
         Some(Token::Ident(_) | Token::RBracket | Token::RBrace | Token::Null) => block,
         _ => {
-            let mut ahead = rest.iter().map(|(t, _)| t).filter(|t| **t != Token::Newline);
+            let mut ahead = rest
+                .iter()
+                .map(|(t, _)| t)
+                .filter(|t| **t != Token::Newline);
             match (ahead.next(), ahead.next()) {
                 (Some(Token::RBrace | Token::Ellipsis), _) => bracket,
-                (Some(Token::Ident(_) | Token::Str(_)), Some(Token::Eq | Token::Colon | Token::Question | Token::FatArrow | Token::Comma)) => {
-                    bracket
-                }
+                (
+                    Some(Token::Ident(_) | Token::Str(_)),
+                    Some(
+                        Token::Eq | Token::Colon | Token::Question | Token::FatArrow | Token::Comma,
+                    ),
+                ) => bracket,
                 _ => block,
             }
         }
@@ -327,20 +384,27 @@ mod tests {
     #[test]
     fn continuation_lines_and_separators() {
         assert_eq!(
-            shape("agent main() -> integer {\n  let a = 1 +\n    2\n  let r = {\n    x = a,\n  }\n  r.x\n}"),
+            shape(
+                "agent main() -> integer {\n  let a = 1 +\n    2\n  let r = {\n    x = a,\n  }\n  r.x\n}"
+            ),
             "agent main ( ) -> integer {B let a = 1 + 2 ⏎ let r = { x = a , } ⏎ r . x ⏎ }"
         );
     }
 
     #[test]
     fn record_or_block_by_lookahead() {
-        assert_eq!(shape("agent f() { let a = {} ; let b = { x } }"), "agent f ( ) {B let a = { } ; let b = {B x } }");
+        assert_eq!(
+            shape("agent f() { let a = {} ; let b = { x } }"),
+            "agent f ( ) {B let a = { } ; let b = {B x } }"
+        );
     }
 
     #[test]
     fn match_arms_are_bracket_mode_and_arm_braces_are_blocks() {
         assert_eq!(
-            shape("agent f() {\n  match (x) {\n    case 1 -> {\n      a\n    }\n    case _ ->\n      b\n  }\n}"),
+            shape(
+                "agent f() {\n  match (x) {\n    case 1 -> {\n      a\n    }\n    case _ ->\n      b\n  }\n}"
+            ),
             "agent f ( ) {B match ( x ) { case 1 -> {B a ⏎ } case _ -> b } ⏎ }"
         );
     }
@@ -348,7 +412,9 @@ mod tests {
     #[test]
     fn handler_clauses_are_bracket_mode() {
         assert_eq!(
-            shape("agent f() {\n  use handler (var n = 0) {\n    request t() { next n }\n  } then (r) {\n    r\n  }\n}"),
+            shape(
+                "agent f() {\n  use handler (var n = 0) {\n    request t() { next n }\n  } then (r) {\n    r\n  }\n}"
+            ),
             "agent f ( ) {B use handler ( var n = 0 ) { request t ( ) {B next n } } then ( r ) {B r ⏎ } ⏎ }"
         );
     }
@@ -356,7 +422,9 @@ mod tests {
     #[test]
     fn signatures_wrap_only_at_with_and_pipe() {
         assert_eq!(
-            shape("agent f(a: integer,\n  b: string) -> string\n    with io |\n      tick {\n  a\n}"),
+            shape(
+                "agent f(a: integer,\n  b: string) -> string\n    with io |\n      tick {\n  a\n}"
+            ),
             "agent f ( a : integer , b : string ) -> string with io | tick {B a ⏎ }"
         );
         // An Allman brace keeps its newline, so the parser rejects it.
@@ -366,14 +434,19 @@ mod tests {
     #[test]
     fn agent_types_do_not_start_signatures() {
         assert_eq!(
-            shape("type t = agent never -> unknown\ndata d(f: agent (x: integer) -> integer,\n  g: integer)"),
+            shape(
+                "type t = agent never -> unknown\ndata d(f: agent (x: integer) -> integer,\n  g: integer)"
+            ),
             "type t = agent never -> unknown data d ( f : agent ( x : integer ) -> integer , g : integer )"
         );
     }
 
     #[test]
     fn else_on_a_new_line_is_kept_for_the_parser() {
-        assert_eq!(shape("agent f() {\n  if (c) { 1 }\n  else { 2 }\n}"), "agent f ( ) {B if ( c ) {B 1 } ⏎ else {B 2 } ⏎ }");
+        assert_eq!(
+            shape("agent f() {\n  if (c) { 1 }\n  else { 2 }\n}"),
+            "agent f ( ) {B if ( c ) {B 1 } ⏎ else {B 2 } ⏎ }"
+        );
     }
 
     #[test]
@@ -386,7 +459,13 @@ mod tests {
 
     #[test]
     fn object_types_and_patterns_are_bracket_mode() {
-        assert_eq!(shape("agent f(p => {\n x => a: integer\n}) -> {a: integer} { p }"), "agent f ( p => { x => a : integer } ) -> { a : integer } {B p }");
-        assert_eq!(shape("agent f() {\n  let {\n    a,\n    b\n  } = r\n}"), "agent f ( ) {B let { a , b } = r ⏎ }");
+        assert_eq!(
+            shape("agent f(p => {\n x => a: integer\n}) -> {a: integer} { p }"),
+            "agent f ( p => { x => a : integer } ) -> { a : integer } {B p }"
+        );
+        assert_eq!(
+            shape("agent f() {\n  let {\n    a,\n    b\n  } = r\n}"),
+            "agent f ( ) {B let { a , b } = r ⏎ }"
+        );
     }
 }

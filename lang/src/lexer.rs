@@ -108,10 +108,23 @@ pub struct Lexed<'s> {
 
 /// Lexes a whole source text. Never fails: problems become diagnostics.
 pub fn lex(file: FileId, src: &str) -> Lexed<'_> {
-    let mut lexer = Lexer { file, src, tokens: Vec::new(), diagnostics: Vec::new(), interp_depths: Vec::new() };
-    let start = if src.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    let mut lexer = Lexer {
+        file,
+        src,
+        tokens: Vec::new(),
+        diagnostics: Vec::new(),
+        interp_depths: Vec::new(),
+    };
+    let start = if src.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
     lexer.run(start);
-    Lexed { tokens: lexer.tokens, diagnostics: lexer.diagnostics }
+    Lexed {
+        tokens: lexer.tokens,
+        diagnostics: lexer.diagnostics,
+    }
 }
 
 struct Lexer<'s> {
@@ -135,7 +148,8 @@ enum StrEnd {
 
 impl<'s> Lexer<'s> {
     fn error(&mut self, span: Span, message: impl Into<String>, label: &str) {
-        self.diagnostics.push(Diagnostic::new(Code::K1001, message, self.file, span).with_label(label));
+        self.diagnostics
+            .push(Diagnostic::new(Code::K1001, message, self.file, span).with_label(label));
     }
 
     fn push(&mut self, token: Token<'s>, start: usize, end: usize) {
@@ -151,8 +165,16 @@ impl<'s> Lexer<'s> {
                 let (start, end) = (pos + range.start, pos + range.end);
                 let text = &self.src[start..end];
                 let Ok(kind) = result else {
-                    let shown = text.chars().next().map(|c| c.escape_debug().to_string()).unwrap_or_default();
-                    self.error(Span::new(start, end), format!("unexpected character `{shown}`"), "not part of any token");
+                    let shown = text
+                        .chars()
+                        .next()
+                        .map(|c| c.escape_debug().to_string())
+                        .unwrap_or_default();
+                    self.error(
+                        Span::new(start, end),
+                        format!("unexpected character `{shown}`"),
+                        "not part of any token",
+                    );
                     continue;
                 };
                 let token = match kind {
@@ -161,7 +183,11 @@ impl<'s> Lexer<'s> {
                         match self.src[end..].find("*/") {
                             Some(close) => pos = end + close + 2,
                             None => {
-                                self.error(Span::new(start, end), "unterminated block comment", "this comment is never closed");
+                                self.error(
+                                    Span::new(start, end),
+                                    "unterminated block comment",
+                                    "this comment is never closed",
+                                );
                                 pos = self.src.len();
                             }
                         }
@@ -237,7 +263,11 @@ impl<'s> Lexer<'s> {
         }
         if !self.interp_depths.is_empty() {
             let end = self.src.len();
-            self.error(Span::new(end, end), "unterminated template interpolation", "`${` is never closed");
+            self.error(
+                Span::new(end, end),
+                "unterminated template interpolation",
+                "`${` is never closed",
+            );
             self.interp_depths.clear();
         }
     }
@@ -252,7 +282,11 @@ impl<'s> Lexer<'s> {
             }
             StrEnd::Interp(_) => unreachable_interp(),
             StrEnd::Eof => {
-                self.error(Span::new(start, body), "unterminated string literal", "this string is never closed");
+                self.error(
+                    Span::new(start, body),
+                    "unterminated string literal",
+                    "this string is never closed",
+                );
                 self.push(Token::Str(text), start, self.src.len());
                 self.src.len()
             }
@@ -280,7 +314,11 @@ impl<'s> Lexer<'s> {
             }
             StrEnd::Eof => {
                 let end = self.src.len();
-                self.error(Span::new(pos.saturating_sub(1), end.max(pos)), "unterminated template", "this template is never closed");
+                self.error(
+                    Span::new(pos.saturating_sub(1), end.max(pos)),
+                    "unterminated template",
+                    "this template is never closed",
+                );
                 if !text.is_empty() {
                     self.push(Token::TemplateChunk(text), pos, end);
                 }
@@ -297,7 +335,9 @@ impl<'s> Lexer<'s> {
         while pos < bytes.len() {
             match bytes[pos] {
                 b'"' => return StrEnd::Quote(pos + 1),
-                b'$' if template && bytes.get(pos + 1) == Some(&b'{') => return StrEnd::Interp(pos + 2),
+                b'$' if template && bytes.get(pos + 1) == Some(&b'{') => {
+                    return StrEnd::Interp(pos + 2);
+                }
                 b'\\' => {
                     let escaped = self.src[pos + 1..].chars().next();
                     let decoded = match escaped {
@@ -314,7 +354,9 @@ impl<'s> Lexer<'s> {
                     match decoded {
                         Some(c) => out.push(c),
                         None => {
-                            let shown = escaped.map(|c| c.escape_debug().to_string()).unwrap_or_default();
+                            let shown = escaped
+                                .map(|c| c.escape_debug().to_string())
+                                .unwrap_or_default();
                             self.error(
                                 Span::new(pos, pos + width),
                                 format!("unknown escape sequence `\\{shown}`"),
@@ -357,22 +399,42 @@ mod tests {
     #[test]
     fn operators_take_the_longest_match() {
         use Token::*;
-        assert_eq!(kinds("++ + <= < >= > != ! == => = -> - ?= ? ..."), vec![
-            PlusPlus, Plus, Le, Lt, Ge, Gt, NotEq, Bang, EqEq, FatArrow, Eq, Arrow, Minus, QuestionEq, Question, Ellipsis
-        ]);
+        assert_eq!(
+            kinds("++ + <= < >= > != ! == => = -> - ?= ? ..."),
+            vec![
+                PlusPlus, Plus, Le, Lt, Ge, Gt, NotEq, Bang, EqEq, FatArrow, Eq, Arrow, Minus,
+                QuestionEq, Question, Ellipsis
+            ]
+        );
     }
 
     #[test]
     fn words_literals_and_underscore() {
         use Token::*;
-        assert_eq!(kinds("agent _ _x array 1 1.5 1e3 1. .5"), vec![
-            Agent, Underscore, Ident("_x"), Ident("array"), Int("1"), Number("1.5"), Number("1e3"), Int("1"), Dot, Dot, Int("5")
-        ]);
+        assert_eq!(
+            kinds("agent _ _x array 1 1.5 1e3 1. .5"),
+            vec![
+                Agent,
+                Underscore,
+                Ident("_x"),
+                Ident("array"),
+                Int("1"),
+                Number("1.5"),
+                Number("1e3"),
+                Int("1"),
+                Dot,
+                Dot,
+                Int("5")
+            ]
+        );
     }
 
     #[test]
     fn strings_decode_escapes_and_crlf() {
-        assert_eq!(kinds("\"a\\n\\$\\/b\r\nc\""), vec![Token::Str("a\n$/b\nc".into())]);
+        assert_eq!(
+            kinds("\"a\\n\\$\\/b\r\nc\""),
+            vec![Token::Str("a\n$/b\nc".into())]
+        );
     }
 
     #[test]
@@ -386,40 +448,52 @@ mod tests {
     fn templates_nest_with_strings_and_braces() {
         use Token::*;
         let toks = kinds(r#"f"a${ g(x = "}") }b${ f"${y}" }""#);
-        assert_eq!(toks, vec![
-            TemplateStart,
-            TemplateChunk("a".into()),
-            InterpOpen,
-            Ident("g"),
-            LParen,
-            Ident("x"),
-            Eq,
-            Str("}".into()),
-            RParen,
-            InterpClose,
-            TemplateChunk("b".into()),
-            InterpOpen,
-            TemplateStart,
-            InterpOpen,
-            Ident("y"),
-            InterpClose,
-            TemplateEnd,
-            InterpClose,
-            TemplateEnd,
-        ]);
+        assert_eq!(
+            toks,
+            vec![
+                TemplateStart,
+                TemplateChunk("a".into()),
+                InterpOpen,
+                Ident("g"),
+                LParen,
+                Ident("x"),
+                Eq,
+                Str("}".into()),
+                RParen,
+                InterpClose,
+                TemplateChunk("b".into()),
+                InterpOpen,
+                TemplateStart,
+                InterpOpen,
+                Ident("y"),
+                InterpClose,
+                TemplateEnd,
+                InterpClose,
+                TemplateEnd,
+            ]
+        );
     }
 
     #[test]
     fn template_dollar_rules() {
         use Token::*;
-        assert_eq!(kinds(r#"f"$5 \${x}""#), vec![TemplateStart, TemplateChunk("$5 ${x}".into()), TemplateEnd]);
-        assert_eq!(kinds(r#"f "x" xf"y""#), vec![Ident("f"), Str("x".into()), Ident("xf"), Str("y".into())]);
+        assert_eq!(
+            kinds(r#"f"$5 \${x}""#),
+            vec![TemplateStart, TemplateChunk("$5 ${x}".into()), TemplateEnd]
+        );
+        assert_eq!(
+            kinds(r#"f "x" xf"y""#),
+            vec![Ident("f"), Str("x".into()), Ident("xf"), Str("y".into())]
+        );
     }
 
     #[test]
     fn comments_are_whitespace_but_keep_line_ends() {
         use Token::*;
-        assert_eq!(kinds("a // c\nb /* x\ny */ c"), vec![Ident("a"), Newline, Ident("b"), Ident("c")]);
+        assert_eq!(
+            kinds("a // c\nb /* x\ny */ c"),
+            vec![Ident("a"), Newline, Ident("b"), Ident("c")]
+        );
     }
 
     #[test]

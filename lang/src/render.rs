@@ -156,12 +156,13 @@ fn snippet(diag: &Diagnostic, primary: &Label, sources: &SourceMap, color: bool)
         Severity::Error => ReportKind::Error,
         Severity::Warning => ReportKind::Warning,
     };
-    let mut report = Report::build(kind, (primary.file, primary.span.range())).with_config(config);
+    let mut report =
+        Report::build(kind, (primary.file, drawable(primary, sources))).with_config(config);
     for (order, (label, is_primary)) in ordered_labels(diag, primary, sources)
         .into_iter()
         .enumerate()
     {
-        let mut drawn = AriadneLabel::new((label.file, label.span.range()))
+        let mut drawn = AriadneLabel::new((label.file, drawable(label, sources)))
             .with_message(&label.message)
             .with_order(order as i32);
         if is_primary {
@@ -190,6 +191,26 @@ fn snippet(diag: &Diagnostic, primary: &Label, sources: &SourceMap, color: bool)
         out.push('\n');
     }
     out
+}
+
+/// The byte range ariadne draws for a label. A span at the very end of a file that ends with a
+/// line break would sit on a line that has no text; it is drawn at the end of the last line.
+fn drawable(label: &Label, sources: &SourceMap) -> std::ops::Range<usize> {
+    let range = label.span.range();
+    let Some(file) = file(sources, label.file) else {
+        return range;
+    };
+    let text = &*file.text;
+    if range.start < text.len() {
+        return range;
+    }
+    match text.strip_suffix('\n') {
+        Some(rest) => {
+            let end = rest.strip_suffix('\r').unwrap_or(rest).len();
+            end..end
+        }
+        None => range,
+    }
 }
 
 /// The labels to draw: those of the primary's file first, each file's labels in source order,
@@ -376,6 +397,27 @@ mod tests {
         assert_eq!(
             render(&with_help, &sources, false),
             "error[K5006]: cannot read `nope.kt`: no such file\n  = help: check the path\n"
+        );
+    }
+
+    #[test]
+    fn end_of_input_is_drawn_after_the_last_line() {
+        let (sources, file) = app();
+        let end = APP.len();
+        let diag = Diagnostic::new(
+            Code::K1001,
+            "unexpected end of input",
+            file,
+            Span::new(end, end),
+        )
+        .with_label("input ends here");
+        let text = render(&diag, &sources, false);
+        assert!(text.contains("app.kt:4:2"), "{text}");
+        assert!(text.contains(" 4 │ }"), "{text}");
+        // The JSON keeps the true position: the start of the empty fifth line.
+        assert_eq!(
+            to_json(&diag, &sources)["start"],
+            json!({"line": 5, "column": 1})
         );
     }
 

@@ -1,0 +1,226 @@
+//! The command line (`host.md` §2): clap definitions of the subcommands and global flags, and the
+//! colour decision of §2.3.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+/// The katari command-line host.
+#[derive(Debug, Parser)]
+#[command(
+    name = "katari",
+    version,
+    propagate_version = true,
+    about = "Runs and checks katari agent scripts.",
+    after_help = "Bare `katari` will start the REPL once it exists; for now it prints this help and exits with status 2."
+)]
+pub struct Cli {
+    /// When to colour output.
+    ///
+    /// `auto` colours only a terminal, and only when NO_COLOR is unset or empty; `always` colours
+    /// even when NO_COLOR is set; `never` does not colour.
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Ignore workspace files (accepted now; workspaces come later).
+    #[arg(long, global = true)]
+    pub no_workspace: bool,
+
+    /// Trust the workspace's MCP servers (accepted now; MCP comes later).
+    #[arg(long, global = true)]
+    pub trust_workspace: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check scripts without running them (for now: lexing, parsing and name resolution only;
+    /// type checking comes later).
+    #[command(long_about = "Check scripts without running them.\n\n\
+        For now this runs lexing, parsing and name resolution only; type checking comes later.\n\n\
+        Diagnostics are printed on stderr, or with --format json as one JSON object per line on \
+        stdout. The exit status is 0 when there are no errors (warnings allowed) and 2 otherwise.")]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The scripts to check; each is loaded with the modules it imports.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// How to print diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl CheckArgs {
+    /// The format asked for, with `--json` standing for `--format json`.
+    pub fn format(&self) -> Format {
+        if self.json { Format::Json } else { self.format }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Rendered diagnostics with source snippets, on stderr.
+    Text,
+    /// One JSON object per diagnostic per line, on stdout.
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Parses the process's arguments, exiting with clap's message on `--help`, `--version` (status
+/// 0) or a usage error (status 2).
+pub fn parse() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let mut matches = command().color(clap_color(&args)).get_matches_from(args);
+    match Cli::from_arg_matches_mut(&mut matches) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
+    }
+}
+
+/// The clap command, with every subcommand's `--version` saying `katari X.Y.Z` as the top
+/// level does (`host.md` §2.1), rather than clap's `katari-check X.Y.Z`.
+fn command() -> clap::Command {
+    Cli::command().mut_subcommands(|sub| sub.display_name("katari"))
+}
+
+/// The usage text printed by bare `katari`.
+pub fn usage() -> String {
+    command().render_help().to_string()
+}
+
+/// Whether to colour a stream (`host.md` §2.3): `always` forces colour; otherwise colour only a
+/// terminal, and only when `NO_COLOR` is unset or empty, and `--color` is not `never`.
+pub fn use_color(choice: ColorChoice, is_terminal: bool, no_color: Option<&OsString>) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => is_terminal && no_color.is_none_or(|value| value.is_empty()),
+    }
+}
+
+/// clap's own colouring of help and usage errors, following `--color` before it is parsed.
+/// clap's `auto` already looks at the terminal and `NO_COLOR`.
+fn clap_color(args: &[OsString]) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut words = args.iter().map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let value = match word.strip_prefix("--color") {
+            Some("") => words.next().map(|v| v.into_owned()),
+            Some(rest) => rest.strip_prefix('=').map(str::to_string),
+            None => None,
+        };
+        match value.as_deref() {
+            Some("always") => choice = clap::ColorChoice::Always,
+            Some("never") => choice = clap::ColorChoice::Never,
+            Some("auto") => choice = clap::ColorChoice::Auto,
+            _ => {}
+        }
+    }
+    choice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(s: &str) -> OsString {
+        OsString::from(s)
+    }
+
+    #[test]
+    fn auto_colours_only_a_terminal_without_no_color() {
+        assert!(use_color(ColorChoice::Auto, true, None));
+        assert!(!use_color(ColorChoice::Auto, false, None));
+        assert!(!use_color(ColorChoice::Auto, true, Some(&os("1"))));
+        assert!(use_color(ColorChoice::Auto, true, Some(&os(""))));
+    }
+
+    #[test]
+    fn always_and_never_win() {
+        assert!(use_color(ColorChoice::Always, false, Some(&os("1"))));
+        assert!(!use_color(ColorChoice::Never, true, None));
+    }
+
+    #[test]
+    fn json_flag_means_json_format() {
+        let cli =
+            Cli::try_parse_from(["katari", "check", "--json", "a.kt"]).expect("valid command line");
+        let Some(Command::Check(args)) = cli.command else {
+            panic!("expected check")
+        };
+        assert_eq!(args.format(), Format::Json);
+        let cli =
+            Cli::try_parse_from(["katari", "check", "a.kt", "b.kt"]).expect("valid command line");
+        let Some(Command::Check(args)) = cli.command else {
+            panic!("expected check")
+        };
+        assert_eq!(args.format(), Format::Text);
+        assert_eq!(args.files.len(), 2);
+    }
+
+    #[test]
+    fn color_flag_is_global() {
+        let cli = Cli::try_parse_from(["katari", "check", "a.kt", "--color", "never"])
+            .expect("valid command line");
+        assert_eq!(cli.color, ColorChoice::Never);
+    }
+
+    #[test]
+    fn check_needs_a_file() {
+        let err = Cli::try_parse_from(["katari", "check"]).expect_err("a file is required");
+        assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn clap_follows_color_flag_before_parsing() {
+        assert_eq!(
+            clap_color(&[os("katari"), os("--color"), os("never")]),
+            clap::ColorChoice::Never
+        );
+        assert_eq!(
+            clap_color(&[os("katari"), os("--color=always"), os("check")]),
+            clap::ColorChoice::Always
+        );
+        assert_eq!(
+            clap_color(&[os("katari"), os("check")]),
+            clap::ColorChoice::Auto
+        );
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn subcommand_version_names_katari() {
+        let err = command()
+            .try_get_matches_from(["katari", "check", "-V"])
+            .expect_err("prints the version");
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+        assert_eq!(
+            err.to_string(),
+            format!("katari {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}

@@ -1,0 +1,1 @@
+agent main() -> string { "fine" }

@@ -1,0 +1,1 @@
+// The command line names a file that does not exist.

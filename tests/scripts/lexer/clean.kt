@@ -1,0 +1,3 @@
+agent main() -> string {
+  "hello, katari"
+}

@@ -1,0 +1,3 @@
+agent main() -> string {
+  "two \q bad \x escapes"
+}

@@ -1,0 +1,3 @@
+agent main() -> string {
+  "tab\q here"
+}

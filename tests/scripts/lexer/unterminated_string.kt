@@ -1,0 +1,4 @@
+agent main() -> string {
+  let greeting = "hello
+  greeting
+}
