@@ -32,20 +32,20 @@ pub fn check(
     let mut outcome = Outcome::Clean;
     let mut written = HashSet::new();
     for file in files {
-        let loaded = front::load(file);
-        for diag in &loaded.diagnostics {
+        let (program, _checked) = front::load(file);
+        for diag in &program.diagnostics {
             if diag.is_error() {
                 outcome = Outcome::Errors;
             }
             match format {
                 Format::Json => {
-                    let line = render::to_json(diag, &loaded.sources).to_string();
+                    let line = render::to_json(diag, &program.sources).to_string();
                     if written.insert(line.clone()) {
                         writeln!(out, "{line}")?;
                     }
                 }
                 Format::Text => {
-                    let text = render::render(diag, &loaded.sources, color);
+                    let text = render::render(diag, &program.sources, color);
                     if written.insert(text.clone()) {
                         // A blank line between diagnostics keeps snippets apart.
                         if written.len() > 1 {

@@ -1,65 +1,89 @@
-//! The host's bridge to the front end: loads an entry file from disk and hands back its sources
-//! and diagnostics.
+//! The host's bridge to the front end: loads an entry script from disk with everything it
+//! imports and the embedded prelude.
 //!
-//! `katari_lang::load::load_program(entry, fs, prelude)` is being written. Once it exists,
-//! [`load`] becomes a call to it with a disk-backed `FileSystem` and the prelude
-//! of `katari_prelude::FILES` (module, path, text), the fallback below goes, and `Loaded` becomes
-//! `katari_lang::load::Program` (it has the same two fields).
+//! The front end does no IO itself; [`DiskFs`] is the file system it reads through.
 
-use std::path::Path;
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
-use katari_lang::diag::{Code, Diagnostic};
-use katari_lang::parser;
-use katari_lang::source::{SourceFile, SourceMap};
+use katari_lang::check::{self, Checked};
+use katari_lang::load::{self, FileSystem, PreludeSource, Program};
 
-/// What the front end produced for one entry file: every source it read and its diagnostics.
-#[derive(Debug, Default)]
-pub struct Loaded {
-    pub sources: SourceMap,
-    pub diagnostics: Vec<Diagnostic>,
+/// Loads, parses, resolves and type-checks the program whose entry is `entry` (as the user
+/// wrote it). The checker's diagnostics are appended to the program's.
+pub fn load(entry: &Path) -> (Program, Checked) {
+    let mut program = load::load_program(entry, &DiskFs, &prelude());
+    let checked = check::check_program(&program, &check::AllNatives);
+    program.diagnostics.extend(checked.diagnostics.iter().cloned());
+    (program, checked)
 }
 
-/// Loads `entry` (as the user wrote it) with everything it needs.
-pub fn load(entry: &Path) -> Loaded {
-    parse_only(entry)
+/// The embedded prelude in the form the loader takes.
+fn prelude() -> Vec<PreludeSource<'static>> {
+    katari_prelude::FILES
+        .iter()
+        .map(|file| PreludeSource {
+            module: file.module,
+            path: file.path,
+            text: file.text,
+        })
+        .collect()
 }
 
-/// The stand-in until the loader lands: reads the one file, then lexes and parses it.
-fn parse_only(entry: &Path) -> Loaded {
-    let mut loaded = Loaded::default();
-    let shown = entry.display().to_string();
-    let text = match std::fs::read(entry) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(_) => {
-                let message = format!("cannot read `{shown}`: the file is not valid UTF-8");
-                loaded
-                    .diagnostics
-                    .push(Diagnostic::unlocated(Code::K5006, message));
-                return loaded;
-            }
-        },
-        Err(err) => {
-            let message = format!("cannot read `{shown}`: {}", io_reason(&err));
-            loaded
-                .diagnostics
-                .push(Diagnostic::unlocated(Code::K5006, message));
-            return loaded;
+/// The real file system, with paths relative to the working directory.
+#[derive(Debug, Clone, Copy)]
+pub struct DiskFs;
+
+impl FileSystem for DiskFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        path.is_file()
+    }
+
+    /// Walks up lexically, and above the working directory with `..` components (so displayed
+    /// paths stay relative) until the real folder is the file-system root: `katari.toml` is
+    /// searched for from the entry's folder upwards (`language.md` §2.2).
+    fn parent(&self, dir: &Path) -> Option<PathBuf> {
+        let above_working_dir = dir.as_os_str().is_empty()
+            || dir.components().next_back() == Some(Component::ParentDir);
+        if dir.is_absolute() || !above_working_dir {
+            return dir.parent().map(Path::to_path_buf);
         }
-    };
-    let file = loaded.sources.add(SourceFile::new(shown, text));
-    let text = loaded.sources.get(file).text.clone();
-    loaded.diagnostics = parser::parse(file, &text).diagnostics;
-    loaded
+        let here = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        std::fs::canonicalize(here).ok()?.parent()?;
+        Some(dir.join(".."))
+    }
 }
 
-/// An IO error in words, without the `(os error N)` suffix of its `Display`.
-fn io_reason(err: &std::io::Error) -> String {
-    use std::io::ErrorKind;
-    match err.kind() {
-        ErrorKind::NotFound => "no such file".to_string(),
-        ErrorKind::PermissionDenied => "permission denied".to_string(),
-        ErrorKind::IsADirectory => "it is a directory".to_string(),
-        _ => err.to_string(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_walks_up_relative_paths_past_the_working_directory() {
+        assert_eq!(DiskFs.parent(Path::new("a/b")), Some(PathBuf::from("a")));
+        assert_eq!(DiskFs.parent(Path::new("a")), Some(PathBuf::from("")));
+        assert_eq!(DiskFs.parent(Path::new("")), Some(PathBuf::from("..")));
+        assert_eq!(DiskFs.parent(Path::new("..")), Some(PathBuf::from("../..")));
+    }
+
+    #[test]
+    fn parent_stops_at_the_root() {
+        assert_eq!(DiskFs.parent(Path::new("/")), None);
+        assert_eq!(DiskFs.parent(Path::new("/tmp")), Some(PathBuf::from("/")));
+    }
+
+    #[test]
+    fn prelude_lists_every_embedded_module() {
+        let prelude = prelude();
+        assert_eq!(prelude.len(), katari_prelude::FILES.len());
+        assert!(prelude.iter().any(|p| p.module == "prelude"));
     }
 }

@@ -164,6 +164,20 @@ impl Diagnostic {
         self
     }
 
+    /// Sets the help line of a diagnostic already pushed into a list.
+    pub fn set_help(&mut self, help: impl Into<String>) -> &mut Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Sets the text under the primary caret of a diagnostic already pushed into a list.
+    pub fn set_label(&mut self, message: impl Into<String>) -> &mut Diagnostic {
+        if let Some(label) = &mut self.primary {
+            label.message = message.into();
+        }
+        self
+    }
+
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -3,6 +3,7 @@
 //! This crate performs no IO and has no async: everything it needs is handed to it as text.
 
 pub mod ast;
+pub mod check;
 pub mod diag;
 pub mod layout;
 pub mod lexer;

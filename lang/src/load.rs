@@ -30,6 +30,15 @@ pub trait FileSystem {
     fn parent(&self, dir: &Path) -> Option<PathBuf> {
         dir.parent().map(Path::to_path_buf)
     }
+
+    /// A stable identity for a path: two paths naming the same file must map to the same
+    /// identity. The loader uses it to load each file once and to decide whether the entry lies
+    /// below the source root. The default normalises lexically ([`normalize`]), which cannot
+    /// see that `../src/app.kt` and `app.kt` are one file when the working directory is `src`; a
+    /// disk implementation should return the canonical absolute path when there is one.
+    fn identity(&self, path: &Path) -> PathBuf {
+        normalize(path)
+    }
 }
 
 /// An in-memory file system: a map from (lexically normalised) paths to contents.
@@ -176,6 +185,7 @@ impl Program {
 /// `entry` is the path as the user wrote it; it is used for display and for the upward search
 /// for `katari.toml` (see [`FileSystem::parent`]).
 pub fn load_program(entry: &Path, fs: &dyn FileSystem, prelude: &[PreludeSource<'_>]) -> Program {
+    let written = entry;
     let entry = normalize(entry);
     let entry_dir = entry.parent().map(Path::to_path_buf).unwrap_or_default();
     let project = find_project(fs, &entry_dir);
@@ -219,8 +229,12 @@ pub fn load_program(entry: &Path, fs: &dyn FileSystem, prelude: &[PreludeSource<
         loader.source_root = normalize(&root.join(src));
     }
 
-    let entry_name = entry_module_name(&entry, &loader.source_root);
-    let entry_id = loader.load_user(&entry, entry_name, None);
+    let entry_name = entry_module_name(
+        &entry,
+        &fs.identity(&entry),
+        &fs.identity(&loader.source_root),
+    );
+    let entry_id = loader.load_user(written, entry_name, None);
 
     if let Some((path, text, problem)) = manifest_text {
         let file = loader
@@ -234,7 +248,8 @@ pub fn load_program(entry: &Path, fs: &dyn FileSystem, prelude: &[PreludeSource<
                 format!("invalid `katari.toml`: {}", problem.message),
             ),
         };
-        loader.diagnostics.push(d);
+        // Reported first: a bad project file explains any surprise about module names.
+        loader.diagnostics.insert(0, d);
     }
 
     for source in prelude {
@@ -349,8 +364,8 @@ fn find_project(fs: &dyn FileSystem, dir: &Path) -> Option<PathBuf> {
 
 /// The module name of the entry script: its path below the source root with folders joined by
 /// `.`, or its file stem when it lies outside the source root.
-fn entry_module_name(entry: &Path, source_root: &Path) -> String {
-    if let Ok(relative) = entry.strip_prefix(source_root)
+fn entry_module_name(entry: &Path, entry_identity: &Path, root_identity: &Path) -> String {
+    if let Ok(relative) = entry_identity.strip_prefix(root_identity)
         && let Some(name) = module_name_of(relative)
     {
         return name;
@@ -496,7 +511,7 @@ impl Loader<'_> {
 
     /// Loads the user module at `path` (once), reporting K5006 and K2008 as needed.
     fn load_user(&mut self, path: &Path, name: String, site: Option<ImportSite>) -> ModuleId {
-        let key = normalize(path);
+        let key = self.fs.identity(path);
         if let Some(&id) = self.by_path.get(&key) {
             return id;
         }

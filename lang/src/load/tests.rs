@@ -71,6 +71,13 @@ fn relative_entry_paths_work() {
     let p = load(&fs, "./app.kt");
     assert_eq!(codes(&p), vec![]);
     assert_eq!(names(&p), vec!["app", "util.text"]);
+    // The entry is shown as written; imports relative to the source root.
+    assert_eq!(p.sources.get(FileId(0)).path, "./app.kt");
+    let util = p.module_by_name("util.text").and_then(|m| p.module(m));
+    assert_eq!(
+        util.map(|m| p.sources.get(m.file).path.as_str()),
+        Some("util/text.kt")
+    );
 }
 
 #[test]
@@ -370,4 +377,60 @@ fn qualified_names_and_lookups() {
         Some("util.text.tagged")
     );
     assert_eq!(tagged, m.and_then(|m| p.names.ty(m, "tagged")));
+}
+
+/// A file system whose relative paths are relative to a working directory, like the disk.
+struct CwdFs {
+    files: MemoryFs,
+    cwd: PathBuf,
+}
+
+impl FileSystem for CwdFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.files.read(&self.cwd.join(path))
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.files.is_file(&self.cwd.join(path))
+    }
+
+    fn parent(&self, dir: &Path) -> Option<PathBuf> {
+        let above = dir.as_os_str().is_empty()
+            || dir.components().next_back() == Some(Component::ParentDir);
+        if !above {
+            return dir.parent().map(Path::to_path_buf);
+        }
+        normalize(&self.cwd.join(dir)).parent()?;
+        Some(dir.join(".."))
+    }
+
+    fn identity(&self, path: &Path) -> PathBuf {
+        normalize(&self.cwd.join(path))
+    }
+}
+
+#[test]
+fn running_from_inside_the_source_root() {
+    let files = MemoryFs::new()
+        .with("/p/katari.toml", "")
+        .with(
+            "/p/src/util/text.kt",
+            "import app\nagent shout() { app.main() }\n",
+        )
+        .with("/p/src/app.kt", "import util.text\nagent main() { 1 }\n");
+    let fs = CwdFs {
+        files,
+        cwd: PathBuf::from("/p/src"),
+    };
+    let p = load_program(Path::new("util/text.kt"), &fs, PRELUDE);
+    assert_eq!(codes(&p), vec![]);
+    assert_eq!(p.project_root, Some(PathBuf::from("..")));
+    assert_eq!(p.source_root, PathBuf::from("../src"));
+    // The entry keeps its full module name and is not loaded a second time by `import util.text`.
+    assert_eq!(names(&p), vec!["util.text", "app"]);
+    let app = p.module_by_name("app").and_then(|m| p.module(m));
+    assert_eq!(
+        app.map(|m| p.sources.get(m.file).path.as_str()),
+        Some("../src/app.kt")
+    );
 }

@@ -653,6 +653,10 @@ fn pattern_bindings_scope() {
         codes("agent f(p: integer, q => p: integer) { p }"),
         vec![Code::K2003]
     );
+    assert_eq!(
+        codes("agent f(q => [a: integer, a: integer]) { a }"),
+        vec![Code::K2003]
+    );
 }
 
 #[test]
@@ -855,4 +859,28 @@ fn edit_distance_and_closest() {
     assert_eq!(closest("lenght", ["length", "slice"]), Some("length"));
     assert_eq!(closest("x", ["y"]), None);
     assert_eq!(closest("abc", ["abd", "abe"]), Some("abd"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Robustness
+// ---------------------------------------------------------------------------------------------
+
+const SOUP: &[&str] = &[
+    "agent", "main", "f", "x", "y", "(", ")", "{", "}", "[", "]", "=", "==", "=>", "->", ":", ",",
+    ".", ";", "\n", "let", "for", "in", "var", "next", "break", "with", "then", "handler",
+    "request", "use", "match", "case", "if", "else", "data", "type", "import", "from", "as",
+    "string", "json", "prelude", "throw", "panic", "_", "1", "\"s\"", "integer", "T", "|", "?=",
+    "return", "util", "text", "parallel", "private", "+", "@\"doc\"",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn loading_never_panics(words in proptest::collection::vec(0..SOUP.len(), 0..60)) {
+        let src: Vec<&str> = words.iter().map(|i| SOUP[*i]).collect();
+        let src = src.join(" ");
+        let p = program(&[("main.kt", &src), ("util/text.kt", UTIL_TEXT)]);
+        proptest::prop_assert!(p.modules.len() > PRELUDE.len());
+    }
 }

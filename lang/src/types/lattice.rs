@@ -23,6 +23,9 @@ pub struct Lattice<'a> {
     /// Data types whose invariant arguments could not be joined (K3005) or met (K3006).
     pub join_conflicts: Vec<DeclId>,
     pub meet_conflicts: Vec<DeclId>,
+    /// Compare shapes only, ignoring information-flow attributes (pure calls lift privacy
+    /// instead of rejecting it, §7.7).
+    pub ignore_attrs: bool,
 }
 
 impl<'a> Lattice<'a> {
@@ -32,6 +35,7 @@ impl<'a> Lattice<'a> {
             bounds: None,
             join_conflicts: Vec::new(),
             meet_conflicts: Vec::new(),
+            ignore_attrs: false,
         }
     }
 
@@ -41,6 +45,7 @@ impl<'a> Lattice<'a> {
             bounds: Some(bounds),
             join_conflicts: Vec::new(),
             meet_conflicts: Vec::new(),
+            ignore_attrs: false,
         }
     }
 
@@ -64,6 +69,43 @@ impl<'a> Lattice<'a> {
             self.insert_member(&mut members, m.clone());
         }
         self.from_members(members)
+    }
+
+    /// Rebuilds a type whose unions may have been broken by substitution.
+    pub fn normalize(&mut self, ty: &Ty) -> Ty {
+        let attr = ty.attr;
+        let kind = match &ty.kind {
+            TyKind::Union(ms) => {
+                let ms: Vec<Ty> = ms.iter().map(|m| self.normalize(m)).collect();
+                let joined = self.join_all(&ms);
+                let attr = joined.attr.join(attr);
+                return joined.with_attr(attr);
+            }
+            TyKind::Seq { prefix, rest } => TyKind::Seq {
+                prefix: prefix.iter().map(|t| self.normalize(t)).collect(),
+                rest: rest.as_ref().map(|r| Box::new(self.normalize(r))),
+            },
+            TyKind::Object { fields, rest } => TyKind::Object {
+                fields: fields.iter().map(|f| Field { name: f.name.clone(), ty: self.normalize(&f.ty), optional: f.optional }).collect(),
+                rest: match rest {
+                    Rest::Of(t) => Rest::Of(Box::new(self.normalize(t))),
+                    other => other.clone(),
+                },
+            },
+            TyKind::Agent(a) => TyKind::Agent(Box::new(AgentTy { param: self.normalize(&a.param), ret: self.normalize(&a.ret), row: a.row.clone() })),
+            TyKind::Data { id, args } => TyKind::Data {
+                id: *id,
+                args: args
+                    .iter()
+                    .map(|a| match a {
+                        GenArg::Type(t) => GenArg::Type(self.normalize(t)),
+                        other => other.clone(),
+                    })
+                    .collect(),
+            },
+            other => other.clone(),
+        };
+        Ty { kind, attr }
     }
 
     pub fn join_all<'t>(&mut self, tys: impl IntoIterator<Item = &'t Ty>) -> Ty {
@@ -507,6 +549,9 @@ impl<'a> Lattice<'a> {
     }
 
     fn attr_sub(&mut self, s: Attr, t: Attr) -> bool {
+        if self.ignore_attrs {
+            return true;
+        }
         match (s, t) {
             (Attr::Public, _) | (_, Attr::Private) => true,
             (Attr::Infer(v), _) => {

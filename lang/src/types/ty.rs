@@ -8,12 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A top-level declaration: module index and declaration index within it.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct DeclId {
-    pub module: u32,
-    pub index: u32,
-}
+/// A top-level declaration (a data type, request, agent, …).
+pub use crate::resolve::DeclRef as DeclId;
 
 /// A generic parameter of some declaration (or of a handler, or a local agent), unique in a
 /// program.

@@ -1,0 +1,853 @@
+//! Declarations: signatures of agents, requests, constructors and natives, data fields and
+//! variance, and the lowering of written types into semantic types, rows and attributes
+//! (kinds K3007, arity K3009, malformed K3011, synonym cycles K3010).
+
+use std::collections::HashMap;
+
+use super::{Checker, qualified};
+use crate::ast::{self, GenericKind, LitKind, TypeAtom, TypeKind};
+use crate::diag::Code;
+use crate::load::ModuleId;
+use crate::resolve::{DeclRef, Resolution};
+use crate::source::FileId;
+use crate::types::*;
+
+#[derive(Clone, Debug)]
+pub struct GenericInfo {
+    pub name: String,
+    pub kind: GenericKind,
+    /// The `extends` bound of a type generic.
+    pub bound: Option<Ty>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamSig {
+    pub name: String,
+    pub ty: Ty,
+    /// Has a default (or is an optional field of an agent type).
+    pub optional: bool,
+    pub default: Option<LitKind>,
+    pub doc: Option<String>,
+}
+
+/// The signature of a callable: what `reflection.get_metadata` and calls see.
+#[derive(Clone, Debug)]
+pub struct AgentSig {
+    pub generics: Vec<GenericId>,
+    pub params: Vec<ParamSig>,
+    pub ret: Ty,
+    pub row: Row,
+    pub doc: String,
+    pub private: bool,
+}
+
+impl AgentSig {
+    /// The parameter object: an open object whose fields are the parameters.
+    pub fn param_ty(&self) -> Ty {
+        Ty::object(
+            self.params.iter().map(|p| Field { name: p.name.clone(), ty: p.ty.clone(), optional: p.optional }).collect(),
+            Rest::Open,
+        )
+    }
+
+    pub fn agent_ty(&self) -> Ty {
+        Ty::agent(self.param_ty(), self.ret.clone(), self.row.clone())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum DeclInfo {
+    Agent,
+    Request { generics: Vec<GenericId>, variances: Vec<Variance> },
+    Data { generics: Vec<GenericId>, fields: Vec<ParamSig>, variances: Vec<Variance> },
+    Synonym { generics: Vec<GenericId> },
+    External { reactor: Option<String> },
+    Primitive,
+    Import,
+}
+
+/// The kind of thing a type expression must denote at its position.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    Type,
+    Effect,
+    Attribute,
+}
+
+impl Kind {
+    fn of(kind: GenericKind) -> Kind {
+        match kind {
+            GenericKind::Type => Kind::Type,
+            GenericKind::Effect => Kind::Effect,
+            GenericKind::Attribute => Kind::Attribute,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Type => "a type",
+            Kind::Effect => "an effect row",
+            Kind::Attribute => "an attribute",
+        }
+    }
+}
+
+/// Where a type expression is lowered: the file of its module and the substitution of the
+/// synonym generics being expanded.
+#[derive(Clone)]
+pub(crate) struct TyScope {
+    pub module: ModuleId,
+    pub file: FileId,
+    pub subst: HashMap<GenericId, GenArg>,
+}
+
+/// The reactors known to the checker (§6.6).
+const REACTORS: &[&str] = &["http", "webhook", "mcp", "console", "time", "env"];
+
+impl Checker<'_> {
+    pub(crate) fn scope(&self, module: ModuleId) -> TyScope {
+        TyScope { module, file: self.file_of(module), subst: HashMap::new() }
+    }
+
+    /// First pass: names, generics, synonyms, data, requests, natives and written agent
+    /// signatures of every module.
+    pub(super) fn collect_declarations(&mut self) {
+        let program = self.program;
+        // Names and generics first, so every later lowering can render and bound them.
+        for (mi, module) in program.modules.iter().enumerate() {
+            let mid = ModuleId(mi as u32);
+            for (di, decl) in module.ast.decls.iter().enumerate() {
+                let r = DeclRef { module: mid, index: di as u32 };
+                if decl.name().is_some() {
+                    self.out.names.insert(r, qualified(program, r));
+                }
+                let generics = match decl {
+                    ast::Decl::Synonym(d) => &d.generics,
+                    ast::Decl::Agent(d) => &d.generics,
+                    ast::Decl::Request(d) => &d.generics,
+                    ast::Decl::External(d) => &d.generics,
+                    ast::Decl::Primitive(d) => &d.generics,
+                    ast::Decl::Data(d) => &d.generics,
+                    ast::Decl::Import(_) => continue,
+                };
+                let ids = self.declare_generics(module.file, generics);
+                let info = match decl {
+                    ast::Decl::Synonym(_) => DeclInfo::Synonym { generics: ids },
+                    ast::Decl::Data(_) => DeclInfo::Data { generics: ids, fields: Vec::new(), variances: Vec::new() },
+                    ast::Decl::Request(_) => DeclInfo::Request { generics: ids, variances: Vec::new() },
+                    ast::Decl::External(d) => DeclInfo::External { reactor: d.from.as_ref().map(|(s, _)| s.clone()) },
+                    ast::Decl::Primitive(_) => DeclInfo::Primitive,
+                    ast::Decl::Agent(_) => DeclInfo::Agent,
+                    ast::Decl::Import(_) => DeclInfo::Import,
+                };
+                self.out.decls.insert(r, info);
+            }
+        }
+        // Bounds of generics, then data fields (which may mention other data types).
+        for (mi, module) in program.modules.iter().enumerate() {
+            let mid = ModuleId(mi as u32);
+            for decl in &module.ast.decls {
+                let generics = match decl {
+                    ast::Decl::Synonym(d) => &d.generics,
+                    ast::Decl::Agent(d) => &d.generics,
+                    ast::Decl::Request(d) => &d.generics,
+                    ast::Decl::External(d) => &d.generics,
+                    ast::Decl::Primitive(d) => &d.generics,
+                    ast::Decl::Data(d) => &d.generics,
+                    ast::Decl::Import(_) => continue,
+                };
+                self.bound_generics(mid, generics);
+            }
+        }
+        for (mi, module) in program.modules.iter().enumerate() {
+            let mid = ModuleId(mi as u32);
+            for (di, decl) in module.ast.decls.iter().enumerate() {
+                let r = DeclRef { module: mid, index: di as u32 };
+                match decl {
+                    ast::Decl::Data(d) => self.collect_data(r, d),
+                    ast::Decl::Synonym(d) => self.check_synonym(r, d),
+                    _ => {}
+                }
+            }
+        }
+        self.compute_data_variances();
+        for (mi, module) in program.modules.iter().enumerate() {
+            let mid = ModuleId(mi as u32);
+            for (di, decl) in module.ast.decls.iter().enumerate() {
+                let r = DeclRef { module: mid, index: di as u32 };
+                match decl {
+                    ast::Decl::Request(d) => self.collect_request(r, d),
+                    ast::Decl::External(d) => self.collect_native(r, &d.doc, &d.params, &d.ret, d.effects.as_ref(), true, Some(d)),
+                    ast::Decl::Primitive(d) => self.collect_native(r, &d.doc, &d.params, &d.ret, d.effects.as_ref(), false, None),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn declare_generics(&mut self, file: FileId, generics: &[ast::GenericParam]) -> Vec<GenericId> {
+        let mut ids = Vec::new();
+        for g in generics {
+            let id = match self.program.names.get(file, g.name.span) {
+                Some(Resolution::Generic(lid)) => GenericId(lid.0),
+                _ => self.fresh_generic(&g.name.text, g.kind),
+            };
+            self.out.generics.insert(id, GenericInfo { name: g.name.text.clone(), kind: g.kind, bound: None });
+            ids.push(id);
+        }
+        ids
+    }
+
+    fn bound_generics(&mut self, module: ModuleId, generics: &[ast::GenericParam]) {
+        let scope = self.scope(module);
+        for g in generics {
+            let Some(bound) = &g.bound else { continue };
+            let id = match self.program.names.get(scope.file, g.name.span) {
+                Some(Resolution::Generic(lid)) => GenericId(lid.0),
+                _ => continue,
+            };
+            if g.kind == GenericKind::Type {
+                let ty = self.lower_ty(&scope, bound);
+                if let Some(info) = self.out.generics.get_mut(&id) {
+                    info.bound = Some(ty);
+                }
+            } else {
+                // Effect and attribute bounds are kind-checked; rows and attributes are bounded
+                // by the top of their kind by default, which is what every program uses.
+                let kind = Kind::of(g.kind);
+                let _ = self.lower_any(&scope, bound, kind);
+            }
+        }
+    }
+
+    pub(crate) fn generic_ids(&self, r: DeclRef) -> Vec<GenericId> {
+        match self.out.decls.get(&r) {
+            Some(DeclInfo::Data { generics, .. }) | Some(DeclInfo::Request { generics, .. }) | Some(DeclInfo::Synonym { generics }) => {
+                generics.clone()
+            }
+            _ => self.out.signatures.get(&r).map(|s| s.generics.clone()).unwrap_or_default(),
+        }
+    }
+
+    fn collect_data(&mut self, r: DeclRef, d: &ast::DataDecl) {
+        let scope = self.scope(r.module);
+        let fields = self.sig_params(&scope, &d.params);
+        let generics = self.generic_ids(r);
+        let doc = d.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
+        // The constructor: `name[generics](fields) -> name[generics]`.
+        let args: Vec<GenArg> = generics.iter().map(|g| self.generic_arg(*g)).collect();
+        let ret = Ty::new(TyKind::Data { id: r, args });
+        self.out.signatures.insert(r, AgentSig { generics: generics.clone(), params: fields.clone(), ret, row: Row::pure(), doc, private: false });
+        self.out.decls.insert(r, DeclInfo::Data { generics, fields, variances: Vec::new() });
+    }
+
+    /// The generic as an argument of its own kind (`T`, `E`, `A`).
+    pub(crate) fn generic_arg(&self, g: GenericId) -> GenArg {
+        match self.out.generics.get(&g).map(|i| i.kind) {
+            Some(GenericKind::Effect) => GenArg::Effect(Row::var(RowVar::Param(g))),
+            Some(GenericKind::Attribute) => GenArg::Attr(Attr::Param(g)),
+            _ => GenArg::Type(Ty::param(g)),
+        }
+    }
+
+    /// Data variance: a fixpoint over all data types, since fields mention other data types.
+    fn compute_data_variances(&mut self) {
+        let datas: Vec<(DeclRef, Vec<GenericId>, Vec<Ty>)> = self
+            .out
+            .decls
+            .iter()
+            .filter_map(|(r, info)| match info {
+                DeclInfo::Data { generics, fields, .. } => Some((*r, generics.clone(), fields.iter().map(|f| f.ty.clone()).collect())),
+                _ => None,
+            })
+            .collect();
+        for (r, generics, _) in &datas {
+            if let Some(DeclInfo::Data { variances, .. }) = self.out.decls.get_mut(r) {
+                *variances = vec![Variance::Unused; generics.len()];
+            }
+        }
+        for _ in 0..16 {
+            let mut changed = false;
+            for (r, generics, fields) in &datas {
+                let mut acc: HashMap<GenericId, Variance> = HashMap::new();
+                for f in fields {
+                    self.occurrences(f, Variance::Covariant, &mut acc);
+                }
+                let new: Vec<Variance> = generics.iter().map(|g| acc.get(g).copied().unwrap_or(Variance::Unused)).collect();
+                if let Some(DeclInfo::Data { variances, .. }) = self.out.decls.get_mut(r)
+                    && *variances != new
+                {
+                    *variances = new;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Records the polarity of every generic occurring in `ty`.
+    pub(crate) fn occurrences(&self, ty: &Ty, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
+        let note = |g: GenericId, v: Variance, acc: &mut HashMap<GenericId, Variance>| {
+            let merged = acc.get(&g).copied().unwrap_or(Variance::Unused).merge(v);
+            acc.insert(g, merged);
+        };
+        if let Attr::Param(g) = ty.attr {
+            note(g, polarity, acc);
+        }
+        match &ty.kind {
+            TyKind::Param(g) => note(*g, polarity, acc),
+            TyKind::Seq { prefix, rest } => {
+                prefix.iter().for_each(|t| self.occurrences(t, polarity, acc));
+                if let Some(r) = rest {
+                    self.occurrences(r, polarity, acc);
+                }
+            }
+            TyKind::Object { fields, rest } => {
+                fields.iter().for_each(|f| self.occurrences(&f.ty, polarity, acc));
+                if let Rest::Of(t) = rest {
+                    self.occurrences(t, polarity, acc);
+                }
+            }
+            TyKind::Union(ms) => ms.iter().for_each(|t| self.occurrences(t, polarity, acc)),
+            TyKind::Agent(a) => {
+                self.occurrences(&a.param, polarity.flip(), acc);
+                self.occurrences(&a.ret, polarity, acc);
+                self.row_occurrences(&a.row, polarity, acc);
+            }
+            TyKind::Data { id, args } => {
+                let vs = self.variances(*id);
+                for (i, arg) in args.iter().enumerate() {
+                    let v = vs.get(i).copied().unwrap_or(Variance::Invariant);
+                    let p = match v {
+                        Variance::Covariant => polarity,
+                        Variance::Contravariant => polarity.flip(),
+                        Variance::Unused => continue,
+                        Variance::Invariant => Variance::Invariant,
+                    };
+                    match arg {
+                        GenArg::Type(t) => self.occurrences(t, p, acc),
+                        GenArg::Effect(r) => self.row_occurrences(r, p, acc),
+                        GenArg::Attr(Attr::Param(g)) => note(*g, p, acc),
+                        GenArg::Attr(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn row_occurrences(&self, row: &Row, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
+        for tail in &row.tails {
+            if let RowVar::Param(g) = tail.var {
+                let merged = acc.get(&g).copied().unwrap_or(Variance::Unused).merge(polarity);
+                acc.insert(g, merged);
+            }
+        }
+        for (req, args) in &row.entries {
+            let vs = self.variances(*req);
+            for (i, arg) in args.iter().enumerate() {
+                let v = vs.get(i).copied().unwrap_or(Variance::Invariant);
+                let p = match v {
+                    Variance::Covariant => polarity,
+                    Variance::Contravariant => polarity.flip(),
+                    Variance::Unused => continue,
+                    Variance::Invariant => Variance::Invariant,
+                };
+                if let GenArg::Type(t) = arg {
+                    self.occurrences(t, p, acc);
+                }
+            }
+        }
+    }
+
+    fn collect_request(&mut self, r: DeclRef, d: &ast::RequestDecl) {
+        let scope = self.scope(r.module);
+        let params = self.sig_params(&scope, &d.params);
+        let ret = self.lower_ty(&scope, &d.ret);
+        let generics = self.generic_ids(r);
+        // A request generic in parameters only is covariant in the row, in the result only
+        // contravariant, in both invariant (§7.5).
+        let mut acc = HashMap::new();
+        for p in &params {
+            self.occurrences(&p.ty, Variance::Covariant, &mut acc);
+        }
+        self.occurrences(&ret, Variance::Contravariant, &mut acc);
+        let variances = generics.iter().map(|g| acc.get(g).copied().unwrap_or(Variance::Unused)).collect();
+        let args: Vec<GenArg> = generics.iter().map(|g| self.generic_arg(*g)).collect();
+        let row = Row::single(r, args);
+        let doc = d.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
+        self.out.signatures.insert(r, AgentSig { generics: generics.clone(), params, ret, row, doc, private: false });
+        self.out.decls.insert(r, DeclInfo::Request { generics, variances });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn collect_native(
+        &mut self,
+        r: DeclRef,
+        doc: &Option<ast::Doc>,
+        params: &[ast::SigParam],
+        ret: &ast::Type,
+        effects: Option<&ast::Type>,
+        external: bool,
+        decl: Option<&ast::ExternalDecl>,
+    ) {
+        let scope = self.scope(r.module);
+        let params = self.sig_params(&scope, params);
+        let ret = self.lower_ty(&scope, ret);
+        let mut row = match effects {
+            Some(e) => self.lower_row(&scope, e),
+            None => Row::pure(),
+        };
+        let name = qualified(self.program, r);
+        if let Some(d) = decl {
+            row.io = true;
+            match &d.from {
+                None => {
+                    self.error(Code::K5001, scope.file, d.name.span, format!("`{}` is a foreign-function binding, which is not supported", d.name.text))
+                        .set_help("declare it with `from \"<reactor>\"` naming a host reactor, or write the agent in katari");
+                }
+                Some((reactor, span)) if reactor == "ffi" => {
+                    self.error(Code::K5001, scope.file, *span, "the foreign-function interface is not supported")
+                        .set_help("only the reactors http, webhook, mcp, console, time and env exist");
+                }
+                Some((reactor, span)) if !REACTORS.contains(&reactor.as_str()) => {
+                    self.error(Code::K3018, scope.file, *span, format!("unknown reactor \"{reactor}\""))
+                        .set_help("the reactors are http, webhook, mcp, console, time and env");
+                }
+                Some(_) => {
+                    if !self.natives.has(&name) {
+                        self.error(Code::K5002, scope.file, d.name.span, format!("no native implementation is registered for `{name}`"));
+                    }
+                }
+            }
+        } else if !external && !self.natives.has(&name) {
+            let span = self.program.decl(r).and_then(|d| d.name()).map(|n| n.span).unwrap_or_default();
+            self.error(Code::K5002, scope.file, span, format!("no native implementation is registered for `{name}`"));
+        }
+        let generics = self.generic_ids_of_decl(r);
+        let doc = doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
+        self.out.signatures.insert(r, AgentSig { generics, params, ret, row, doc, private: false });
+    }
+
+    /// The generic ids of any declaration, from the resolver's ids for its generic names.
+    pub(crate) fn generic_ids_of_decl(&self, r: DeclRef) -> Vec<GenericId> {
+        let file = self.file_of(r.module);
+        let generics = match self.program.decl(r) {
+            Some(ast::Decl::Agent(d)) => &d.generics,
+            Some(ast::Decl::Request(d)) => &d.generics,
+            Some(ast::Decl::External(d)) => &d.generics,
+            Some(ast::Decl::Primitive(d)) => &d.generics,
+            Some(ast::Decl::Data(d)) => &d.generics,
+            Some(ast::Decl::Synonym(d)) => &d.generics,
+            _ => return Vec::new(),
+        };
+        generics
+            .iter()
+            .filter_map(|g| match self.program.names.get(file, g.name.span) {
+                Some(Resolution::Generic(lid)) => Some(GenericId(lid.0)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(crate) fn sig_params(&mut self, scope: &TyScope, params: &[ast::SigParam]) -> Vec<ParamSig> {
+        params
+            .iter()
+            .map(|p| {
+                let ty = self.lower_ty(scope, &p.ty);
+                if let Some(default) = &p.default {
+                    self.check_default(scope.file, default, &ty);
+                }
+                ParamSig {
+                    name: p.name.text.clone(),
+                    ty,
+                    optional: p.default.is_some(),
+                    default: p.default.as_ref().map(|d| d.kind.clone()),
+                    doc: p.doc.as_ref().map(|d| d.text.clone()),
+                }
+            })
+            .collect()
+    }
+
+    /// A default must fit its parameter's type (K3001).
+    pub(crate) fn check_default(&mut self, file: FileId, default: &ast::Literal, ty: &Ty) {
+        let lit = literal_type(&default.kind);
+        if !self.sub(&lit, ty) {
+            let (found, expected) = (self.render(&lit), self.render(ty));
+            self.error(Code::K3001, file, default.span, format!("expected `{expected}`, found `{found}`"))
+                .set_label("this default does not fit the parameter's type");
+        }
+    }
+
+    fn check_synonym(&mut self, r: DeclRef, d: &ast::Synonym) {
+        // Expanding once in each kind would report kind errors that depend on the use site;
+        // expansion here only detects cycles (K3010).
+        if self.synonym_cycle(r, d) {
+            let file = self.file_of(r.module);
+            self.error(Code::K3010, file, d.name.span, format!("type synonym `{}` expands to itself", d.name.text))
+                .set_help("break the cycle with a data type");
+        }
+    }
+
+    fn synonym_cycle(&self, start: DeclRef, d: &ast::Synonym) -> bool {
+        let mut stack = vec![(start, &d.ty)];
+        let mut seen = vec![start];
+        while let Some((owner, ty)) = stack.pop() {
+            let file = self.file_of(owner.module);
+            let mut refs = Vec::new();
+            collect_named(ty, &mut refs);
+            for span in refs {
+                if let Some(Resolution::Global(target)) = self.program.names.get(file, span)
+                    && let Some(ast::Decl::Synonym(s)) = self.program.decl(target)
+                {
+                    if target == start {
+                        return true;
+                    }
+                    if !seen.contains(&target) {
+                        seen.push(target);
+                        stack.push((target, &s.ty));
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Lowering written types
+    // -----------------------------------------------------------------------------------
+
+    pub(crate) fn lower_ty(&mut self, scope: &TyScope, t: &ast::Type) -> Ty {
+        match self.lower_any(scope, t, Kind::Type) {
+            GenArg::Type(ty) => ty,
+            _ => Ty::unknown(),
+        }
+    }
+
+    pub(crate) fn lower_row(&mut self, scope: &TyScope, t: &ast::Type) -> Row {
+        match self.lower_any(scope, t, Kind::Effect) {
+            GenArg::Effect(row) => row,
+            _ => Row::pure(),
+        }
+    }
+
+    fn kind_error(&mut self, file: FileId, t: &ast::Type, expected: Kind, found: Kind) -> GenArg {
+        self.error(Code::K3007, file, t.span, format!("expected {}, found {}", expected.word(), found.word()))
+            .set_label(format!("this is {}", found.word()));
+        fallback(expected)
+    }
+
+    /// Lowers a type expression in the kind its position needs.
+    pub(crate) fn lower_any(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
+        let file = scope.file;
+        match &t.kind {
+            TypeKind::Error => fallback(kind),
+            TypeKind::Atom(atom) => self.lower_atom(scope, t, *atom, kind),
+            TypeKind::Named { name, .. } => self.lower_named(scope, t, name, &[], kind),
+            TypeKind::Apply { head, args } => match &head.kind {
+                TypeKind::Atom(TypeAtom::Array) | TypeKind::Atom(TypeAtom::Record) => {
+                    if kind != Kind::Type {
+                        return self.kind_error(file, t, kind, Kind::Type);
+                    }
+                    if args.len() != 1 {
+                        self.error(Code::K3009, file, t.span, format!("`{}` takes 1 type argument, found {}", atom_word(head), args.len()));
+                        return fallback(kind);
+                    }
+                    let elem = self.lower_ty(scope, &args[0]);
+                    GenArg::Type(if matches!(head.kind, TypeKind::Atom(TypeAtom::Array)) { Ty::array(elem) } else { Ty::record(elem) })
+                }
+                TypeKind::Named { name, .. } => self.lower_named(scope, t, name, args, kind),
+                _ => {
+                    self.error(Code::K3011, file, t.span, "this type takes no type arguments")
+                        .set_label("only generic data types, requests, synonyms, `array` and `record` take arguments");
+                    fallback(kind)
+                }
+            },
+            TypeKind::Tuple(items) => {
+                if kind != Kind::Type {
+                    return self.kind_error(file, t, kind, Kind::Type);
+                }
+                GenArg::Type(Ty::tuple(items.iter().map(|i| self.lower_ty(scope, i)).collect()))
+            }
+            TypeKind::Object(fields) => {
+                if kind != Kind::Type {
+                    return self.kind_error(file, t, kind, Kind::Type);
+                }
+                let fields = self.lower_fields(scope, fields);
+                GenArg::Type(Ty::object(fields, Rest::Open))
+            }
+            TypeKind::Override { base, entries } => {
+                if kind != Kind::Effect {
+                    return self.kind_error(file, t, kind, Kind::Effect);
+                }
+                let base = self.lower_row(scope, base);
+                let mut row = base;
+                for e in entries {
+                    let entry = self.lower_row(scope, e);
+                    for req in entry.entries.keys() {
+                        row = row.without(*req);
+                    }
+                    let joined = self.lattice().join_row(&row, &entry);
+                    row = joined;
+                }
+                GenArg::Effect(row)
+            }
+            TypeKind::Agent { params, ret, effects } => {
+                if kind != Kind::Type {
+                    return self.kind_error(file, t, kind, Kind::Type);
+                }
+                let param = match params {
+                    ast::AgentParams::Fields(fields) => Ty::object(self.lower_fields(scope, fields), Rest::Open),
+                    ast::AgentParams::Type(p) => self.lower_ty(scope, p),
+                };
+                let ret = self.lower_ty(scope, ret);
+                let row = match effects {
+                    Some(e) => self.lower_row(scope, e),
+                    None => Row::pure(),
+                };
+                GenArg::Type(Ty::agent(param, ret, row))
+            }
+            TypeKind::Union(members) => match kind {
+                Kind::Type => {
+                    let tys: Vec<Ty> = members.iter().map(|m| self.lower_ty(scope, m)).collect();
+                    let mut lat = self.lattice();
+                    let joined = lat.join_all(&tys);
+                    let conflicts = lat.join_conflicts.clone();
+                    if let Some(c) = conflicts.first() {
+                        let name = qualified(self.program, *c);
+                        self.error(Code::K3005, file, t.span, format!("two instantiations of `{name}` with different invariant arguments cannot be joined"));
+                    }
+                    GenArg::Type(joined)
+                }
+                Kind::Effect => {
+                    let mut row = Row::pure();
+                    for m in members {
+                        let r = self.lower_row(scope, m);
+                        row = self.lattice().join_row(&row, &r);
+                    }
+                    GenArg::Effect(row)
+                }
+                Kind::Attribute => {
+                    let mut attr = Attr::Public;
+                    for m in members {
+                        if let GenArg::Attr(a) = self.lower_any(scope, m, Kind::Attribute) {
+                            attr = attr.join(a);
+                        }
+                    }
+                    GenArg::Attr(attr)
+                }
+            },
+            TypeKind::Attributed { ty, attr } => {
+                if kind != Kind::Type {
+                    return self.kind_error(file, t, kind, Kind::Type);
+                }
+                let base = self.lower_ty(scope, ty);
+                let attr = match self.lower_any(scope, attr, Kind::Attribute) {
+                    GenArg::Attr(a) => a,
+                    _ => Attr::Public,
+                };
+                let joined = base.attr.join(attr);
+                GenArg::Type(base.with_attr(joined))
+            }
+        }
+    }
+
+    fn lower_fields(&mut self, scope: &TyScope, fields: &[ast::FieldType]) -> Vec<Field> {
+        let mut out: Vec<Field> = Vec::new();
+        for f in fields {
+            let ty = self.lower_ty(scope, &f.ty);
+            if out.iter().any(|g| g.name == f.name.text) {
+                continue; // duplicate field names are the resolver's K2003
+            }
+            out.push(Field { name: f.name.text.clone(), ty, optional: f.optional });
+        }
+        out
+    }
+
+    fn lower_atom(&mut self, scope: &TyScope, t: &ast::Type, atom: TypeAtom, kind: Kind) -> GenArg {
+        let file = scope.file;
+        let (found, value) = match atom {
+            TypeAtom::Null => (Kind::Type, GenArg::Type(Ty::null())),
+            TypeAtom::Integer => (Kind::Type, GenArg::Type(Ty::integer())),
+            TypeAtom::Number => (Kind::Type, GenArg::Type(Ty::number())),
+            TypeAtom::String => (Kind::Type, GenArg::Type(Ty::string())),
+            TypeAtom::Boolean => (Kind::Type, GenArg::Type(Ty::boolean())),
+            TypeAtom::File => (Kind::Type, GenArg::Type(Ty::file())),
+            TypeAtom::Never => (Kind::Type, GenArg::Type(Ty::never())),
+            TypeAtom::Unknown => (Kind::Type, GenArg::Type(Ty::unknown())),
+            TypeAtom::All => (Kind::Effect, GenArg::Effect(Row::all())),
+            TypeAtom::Io => (Kind::Effect, GenArg::Effect(Row::io())),
+            TypeAtom::Pure => (Kind::Effect, GenArg::Effect(Row::pure())),
+            TypeAtom::Public => (Kind::Attribute, GenArg::Attr(Attr::Public)),
+            TypeAtom::Private => (Kind::Attribute, GenArg::Attr(Attr::Private)),
+            TypeAtom::Array | TypeAtom::Record => {
+                self.error(Code::K3011, file, t.span, format!("`{}` needs a type argument", atom.word()))
+                    .set_help(format!("write `{}[T]`", atom.word()));
+                return fallback(kind);
+            }
+        };
+        if found != kind {
+            return self.kind_error(file, t, kind, found);
+        }
+        value
+    }
+
+    fn lower_named(&mut self, scope: &TyScope, t: &ast::Type, name: &ast::Ident, args: &[ast::Type], kind: Kind) -> GenArg {
+        let file = scope.file;
+        match self.program.names.get(file, name.span) {
+            Some(Resolution::Generic(lid)) => {
+                let g = GenericId(lid.0);
+                let gkind = self.out.generics.get(&g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+                if !args.is_empty() {
+                    self.error(Code::K3011, file, t.span, format!("the generic `{}` takes no type arguments", name.text));
+                    return fallback(kind);
+                }
+                if gkind != kind {
+                    return self.kind_error(file, t, kind, gkind);
+                }
+                if let Some(arg) = scope.subst.get(&g) {
+                    return arg.clone();
+                }
+                self.generic_arg(g)
+            }
+            Some(Resolution::Global(r)) => {
+                let generics = self.generic_ids(r);
+                let decl = self.program.decl(r);
+                let is_data = matches!(decl, Some(ast::Decl::Data(_)));
+                let is_request = matches!(decl, Some(ast::Decl::Request(_)));
+                let is_synonym = matches!(decl, Some(ast::Decl::Synonym(_)));
+                if !(is_data || is_request || is_synonym) {
+                    self.error(Code::K3007, file, t.span, format!("`{}` is not a type", name.text));
+                    return fallback(kind);
+                }
+                if args.len() != generics.len() {
+                    self.error(
+                        Code::K3009,
+                        file,
+                        t.span,
+                        format!("`{}` takes {} type argument{}, found {}", name.text, generics.len(), if generics.len() == 1 { "" } else { "s" }, args.len()),
+                    );
+                    return fallback(kind);
+                }
+                let mut lowered = Vec::new();
+                for (g, a) in generics.iter().zip(args) {
+                    let gkind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+                    lowered.push(self.lower_any(scope, a, gkind));
+                }
+                self.check_bounds(file, t.span, &generics, &lowered);
+                if is_data {
+                    if kind != Kind::Type {
+                        return self.kind_error(file, t, kind, Kind::Type);
+                    }
+                    GenArg::Type(Ty::new(TyKind::Data { id: r, args: lowered }))
+                } else if is_request {
+                    if kind != Kind::Effect {
+                        return self.kind_error(file, t, kind, Kind::Effect);
+                    }
+                    GenArg::Effect(Row::single(r, lowered))
+                } else {
+                    self.expand_synonym(r, lowered, kind)
+                }
+            }
+            _ => fallback(kind),
+        }
+    }
+
+    /// Checks the `extends` bounds of explicitly given type arguments (K3001).
+    pub(crate) fn check_bounds(&mut self, file: FileId, span: crate::source::Span, generics: &[GenericId], args: &[GenArg]) {
+        let mut subst = Subst::default();
+        for (g, a) in generics.iter().zip(args) {
+            subst.generics.insert(*g, a.clone());
+        }
+        for (g, a) in generics.iter().zip(args) {
+            let bound = self.out.generics.get(g).and_then(|i| i.bound.clone());
+            if let (Some(bound), GenArg::Type(ty)) = (bound, a) {
+                let bound = subst.ty(&bound);
+                if !self.sub(ty, &bound) {
+                    let (found, expected) = (self.render(ty), self.render(&bound));
+                    self.error(Code::K3001, file, span, format!("`{found}` does not satisfy the bound `{expected}` of `{}`", self.generic_name(*g)));
+                }
+            }
+        }
+    }
+
+    fn expand_synonym(&mut self, r: DeclRef, args: Vec<GenArg>, kind: Kind) -> GenArg {
+        if self.expanding.contains(&r) {
+            return fallback(kind); // reported as K3010 at the declaration
+        }
+        let Some(ast::Decl::Synonym(s)) = self.program.decl(r) else { return fallback(kind) };
+        let generics = self.generic_ids(r);
+        let mut scope = self.scope(r.module);
+        for (g, a) in generics.into_iter().zip(args) {
+            scope.subst.insert(g, a);
+        }
+        self.expanding.push(r);
+        let out = self.lower_any(&scope, &s.ty, kind);
+        self.expanding.pop();
+        out
+    }
+}
+
+fn fallback(kind: Kind) -> GenArg {
+    match kind {
+        Kind::Type => GenArg::Type(Ty::unknown()),
+        Kind::Effect => GenArg::Effect(Row::pure()),
+        Kind::Attribute => GenArg::Attr(Attr::Public),
+    }
+}
+
+fn atom_word(t: &ast::Type) -> &'static str {
+    match &t.kind {
+        TypeKind::Atom(a) => a.word(),
+        _ => "type",
+    }
+}
+
+/// The spans of every named type reference inside a type expression.
+fn collect_named(t: &ast::Type, out: &mut Vec<crate::source::Span>) {
+    match &t.kind {
+        TypeKind::Named { name, .. } => out.push(name.span),
+        TypeKind::Apply { head, args } => {
+            collect_named(head, out);
+            args.iter().for_each(|a| collect_named(a, out));
+        }
+        TypeKind::Tuple(items) => items.iter().for_each(|a| collect_named(a, out)),
+        TypeKind::Object(fields) => fields.iter().for_each(|f| collect_named(&f.ty, out)),
+        TypeKind::Override { base, entries } => {
+            collect_named(base, out);
+            entries.iter().for_each(|a| collect_named(a, out));
+        }
+        // Agent types delay expansion (their parameter and result are behind a constructor), but
+        // a synonym that refers to itself through them still never terminates when expanded
+        // eagerly, so they count too.
+        TypeKind::Agent { params, ret, effects } => {
+            match params {
+                ast::AgentParams::Fields(fields) => fields.iter().for_each(|f| collect_named(&f.ty, out)),
+                ast::AgentParams::Type(p) => collect_named(p, out),
+            }
+            collect_named(ret, out);
+            if let Some(e) = effects {
+                collect_named(e, out);
+            }
+        }
+        TypeKind::Union(ms) => ms.iter().for_each(|a| collect_named(a, out)),
+        TypeKind::Attributed { ty, attr } => {
+            collect_named(ty, out);
+            collect_named(attr, out);
+        }
+        TypeKind::Atom(_) | TypeKind::Error => {}
+    }
+}
+
+/// The type of a literal.
+pub(crate) fn literal_type(lit: &LitKind) -> Ty {
+    match lit {
+        LitKind::Null => Ty::null(),
+        LitKind::Bool(_) => Ty::boolean(),
+        LitKind::Int(_) => Ty::integer(),
+        LitKind::Number(_) => Ty::number(),
+        LitKind::Str(_) => Ty::string(),
+    }
+}

@@ -1,0 +1,197 @@
+//! The type and effect checker (`language.md` §6–§9): gives every declaration a signature,
+//! every expression a type and an effect row, and reports K3xxx (and K5001/K5002) diagnostics.
+//!
+//! The checker walks the untyped tree using the resolver's side table for names. Top-level agents
+//! without a written return type or row are checked on demand when first referenced, so their
+//! inferred signature is available to callers; a recursive agent must be annotated (K3013).
+
+mod decls;
+mod expr;
+mod infer;
+mod pattern;
+mod query;
+
+use std::collections::HashMap;
+
+use crate::ast;
+use crate::diag::{Code, Diagnostic};
+use crate::load::{ModuleId, Program};
+use crate::resolve::{DeclRef, LocalId};
+use crate::source::{FileId, Span};
+use crate::types::*;
+
+pub use decls::{AgentSig, DeclInfo, GenericInfo, ParamSig};
+pub use query::{ExprInfo, Queries};
+
+/// Tells the checker which natives the host registers, for K5002.
+pub trait Natives {
+    /// Whether a native is registered under this qualified name (`prelude.array.get`).
+    fn has(&self, qualified_name: &str) -> bool;
+}
+
+/// Every name is registered: for tools that check without a runtime (the `check` command
+/// reports K5002 only when a runtime is attached).
+pub struct AllNatives;
+
+impl Natives for AllNatives {
+    fn has(&self, _: &str) -> bool {
+        true
+    }
+}
+
+/// The checker's results for a whole program.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub diagnostics: Vec<Diagnostic>,
+    /// The signature of every callable declaration (agents, requests, constructors, natives).
+    pub signatures: HashMap<DeclRef, AgentSig>,
+    /// Declaration facts: generics, data fields, variances.
+    pub decls: HashMap<DeclRef, DeclInfo>,
+    pub generics: HashMap<GenericId, GenericInfo>,
+    /// The qualified name of every declaration.
+    pub names: HashMap<DeclRef, String>,
+    /// Types of expressions, for tools.
+    pub queries: Queries,
+}
+
+/// State of a top-level agent's on-demand check.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum AgentState {
+    Pending,
+    InProgress,
+    Done,
+}
+
+pub(crate) struct Checker<'p> {
+    pub(crate) program: &'p Program,
+    natives: &'p dyn Natives,
+    pub(crate) out: Checked,
+    agent_state: HashMap<DeclRef, AgentState>,
+    /// Synonyms currently being expanded (cycle detection, K3010).
+    expanding: Vec<DeclRef>,
+    next_infer: u32,
+    next_synthetic: u32,
+    /// Types of locals, by resolver id.
+    pub(crate) locals: HashMap<LocalId, Ty>,
+    /// Modules whose declarations had syntax errors: their bodies are not checked, to avoid
+    /// cascades.
+    prelude_module: Option<ModuleId>,
+}
+
+/// Checks a loaded, resolved program.
+pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
+    let mut checker = Checker {
+        program,
+        natives,
+        out: Checked::default(),
+        agent_state: HashMap::new(),
+        expanding: Vec::new(),
+        next_infer: 0,
+        next_synthetic: u32::MAX / 2,
+        locals: HashMap::new(),
+        prelude_module: program.module_by_name("prelude"),
+    };
+    checker.collect_declarations();
+    checker.check_bodies();
+    checker.out
+}
+
+impl<'p> Checker<'p> {
+    pub(crate) fn error(&mut self, code: Code, file: FileId, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+        self.out.diagnostics.push(Diagnostic::new(code, message, file, span));
+        let last = self.out.diagnostics.len() - 1;
+        &mut self.out.diagnostics[last]
+    }
+
+    pub(crate) fn fresh_infer(&mut self) -> InferId {
+        self.next_infer += 1;
+        InferId(self.next_infer)
+    }
+
+    pub(crate) fn fresh_generic(&mut self, name: &str, kind: ast::GenericKind) -> GenericId {
+        self.next_synthetic += 1;
+        let id = GenericId(self.next_synthetic);
+        self.out.generics.insert(id, GenericInfo { name: name.to_string(), kind, bound: None });
+        id
+    }
+
+    pub(crate) fn file_of(&self, module: ModuleId) -> FileId {
+        self.program.module(module).map(|m| m.file).unwrap_or_default()
+    }
+
+    pub(crate) fn prelude_value(&self, module: &str, name: &str) -> Option<DeclRef> {
+        let m = self.program.module_by_name(module)?;
+        self.program.names.value(m, name)
+    }
+
+    pub(crate) fn render(&self, ty: &Ty) -> String {
+        render_ty(self, ty)
+    }
+
+    pub(crate) fn render_row(&self, row: &Row) -> String {
+        render_row(self, row)
+    }
+
+    pub(crate) fn lattice(&self) -> Lattice<'_> {
+        Lattice::new(self)
+    }
+
+    pub(crate) fn join(&self, a: &Ty, b: &Ty) -> Ty {
+        self.lattice().join(a, b)
+    }
+
+    pub(crate) fn sub(&self, a: &Ty, b: &Ty) -> bool {
+        self.lattice().sub(a, b)
+    }
+
+    /// Checks every body that was not checked on demand already.
+    fn check_bodies(&mut self) {
+        for (mi, module) in self.program.modules.iter().enumerate() {
+            for (di, decl) in module.ast.decls.iter().enumerate() {
+                let r = DeclRef { module: ModuleId(mi as u32), index: di as u32 };
+                if let ast::Decl::Agent(_) = decl {
+                    self.ensure_agent(r);
+                }
+            }
+        }
+    }
+}
+
+impl TyEnv for Checker<'_> {
+    fn qualified_name(&self, id: DeclRef) -> String {
+        self.out.names.get(&id).cloned().unwrap_or_else(|| "?".to_string())
+    }
+
+    fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {
+        match self.out.decls.get(&id) {
+            Some(DeclInfo::Data { generics, fields, .. }) => {
+                let mut subst = Subst::default();
+                for (g, a) in generics.iter().zip(args) {
+                    subst.generics.insert(*g, a.clone());
+                }
+                fields.iter().map(|f| Field { name: f.name.clone(), ty: subst.ty(&f.ty), optional: false }).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn variances(&self, id: DeclRef) -> Vec<Variance> {
+        match self.out.decls.get(&id) {
+            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => variances.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn generic_name(&self, id: GenericId) -> String {
+        self.out.generics.get(&id).map(|g| g.name.clone()).unwrap_or_else(|| "?".to_string())
+    }
+
+    fn generic_bound(&self, id: GenericId) -> Ty {
+        self.out.generics.get(&id).and_then(|g| g.bound.clone()).unwrap_or_else(Ty::unknown)
+    }
+}
+
+/// The qualified name of a declaration, as `module.name`.
+pub(crate) fn qualified(program: &Program, r: DeclRef) -> String {
+    program.qualified_name(r).unwrap_or_else(|| "?".to_string())
+}

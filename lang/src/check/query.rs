@@ -1,0 +1,40 @@
+//! Queries for tools (the REPL's `.type`, completion, an editor server): the type of any
+//! checked expression by its span.
+
+use std::collections::HashMap;
+
+use crate::source::{FileId, Span};
+use crate::types::Ty;
+
+/// What the checker recorded about one expression.
+#[derive(Clone, Debug)]
+pub struct ExprInfo {
+    pub span: Span,
+    pub ty: Ty,
+}
+
+/// Expression types by file, for look-ups by position.
+#[derive(Debug, Default)]
+pub struct Queries {
+    exprs: HashMap<FileId, Vec<ExprInfo>>,
+}
+
+impl Queries {
+    pub(crate) fn record(&mut self, file: FileId, span: Span, ty: &Ty) {
+        self.exprs.entry(file).or_default().push(ExprInfo { span, ty: ty.clone() });
+    }
+
+    /// The type of the expression with exactly this span.
+    pub fn type_at(&self, file: FileId, span: Span) -> Option<&Ty> {
+        self.exprs.get(&file)?.iter().rev().find(|e| e.span == span).map(|e| &e.ty)
+    }
+
+    /// The innermost expression containing the byte offset.
+    pub fn innermost(&self, file: FileId, offset: u32) -> Option<&ExprInfo> {
+        self.exprs
+            .get(&file)?
+            .iter()
+            .filter(|e| e.span.start <= offset && offset <= e.span.end)
+            .min_by_key(|e| e.span.end - e.span.start)
+    }
+}

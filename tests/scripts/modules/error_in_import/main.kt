@@ -1,0 +1,5 @@
+import util
+
+agent main() -> string {
+  util.greet(name = "ada")
+}

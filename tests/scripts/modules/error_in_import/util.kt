@@ -1,0 +1,3 @@
+agent greet(name: string) -> string {
+  f"hello, ${nmae}"
+}

@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let a = 1 let b = 2
+  a + b
+}

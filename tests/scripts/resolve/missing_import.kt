@@ -1,0 +1,3 @@
+import nowhere.at_all
+
+agent main() -> string { "unreachable" }

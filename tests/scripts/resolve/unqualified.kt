@@ -1,0 +1,3 @@
+agent main() -> integer {
+  throw(error = "nothing from the prelude is unqualified")
+}
