@@ -61,6 +61,9 @@ pub fn parse(file: FileId, src: &str) -> Parsed {
             .parse(slice.split_token_span(eoi))
             .into_output_errors();
         match errors.first() {
+            // After an unterminated string or comment the lexer has said what is wrong; running
+            // out of input is its consequence, not a second problem.
+            Some(error) if error.found().is_none() && incomplete => {}
             Some(error) => {
                 let at_end = error.found().is_none();
                 incomplete |= at_end && chunk.end == tokens.len();

@@ -96,7 +96,6 @@ impl Kind {
 /// synonym generics being expanded.
 #[derive(Clone)]
 pub(crate) struct TyScope {
-    pub module: ModuleId,
     pub file: FileId,
     pub subst: HashMap<GenericId, GenArg>,
 }
@@ -106,7 +105,7 @@ const REACTORS: &[&str] = &["http", "webhook", "mcp", "console", "time", "env"];
 
 impl Checker<'_> {
     pub(crate) fn scope(&self, module: ModuleId) -> TyScope {
-        TyScope { module, file: self.file_of(module), subst: HashMap::new() }
+        TyScope { file: self.file_of(module), subst: HashMap::new() }
     }
 
     /// First pass: names, generics, synonyms, data, requests, natives and written agent

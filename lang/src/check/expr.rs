@@ -52,7 +52,7 @@ impl Checker<'_> {
     }
 
     fn ty_scope(&self, ctx: &Ctx) -> TyScope {
-        TyScope { module: ctx.module, file: ctx.file, subst: HashMap::new() }
+        TyScope { file: ctx.file, subst: HashMap::new() }
     }
 
     pub(crate) fn perform(&self, ctx: &mut Ctx, row: &Row) {
@@ -84,6 +84,7 @@ impl Checker<'_> {
         }
         let Some(ast::Decl::Agent(decl)) = self.program.decl(r) else { return None };
         self.agent_state.insert(r, AgentState::InProgress);
+        let outer_module = self.current.replace(Some(r.module));
         let mut ctx = self.ctx(r.module);
         let generics = self.generic_ids_of_decl(r);
         let scope = self.ty_scope(&ctx);
@@ -101,6 +102,7 @@ impl Checker<'_> {
         let sig = AgentSig { generics, params, ret, row, doc, private: decl.private };
         self.out.signatures.insert(r, sig.clone());
         self.agent_state.insert(r, AgentState::Done);
+        self.current.set(outer_module);
         Some(sig)
     }
 
@@ -470,6 +472,7 @@ impl Checker<'_> {
                     let annotated = decl.ret.is_some() && decl.effects.is_some();
                     if !annotated {
                         self.error(Code::K3013, ctx.file, name.span, format!("`{}` is recursive, so it needs both its return type and its `with` row", decl.name.text))
+                            .set_label("recursive call")
                             .set_help(format!("annotate `agent {}(…) -> <type> with <row>` (`with pure` when it performs nothing)", decl.name.text));
                     }
                     match self.out.signatures.get(&r) {
@@ -835,7 +838,10 @@ impl Checker<'_> {
             }
         }
         if !residual.is_never() && !subject_ty.is_never() {
-            self.error(Code::K3001, ctx.file, span, format!("non-exhaustive match: `{}` is not covered", self.render(&residual)))
+            let shown = self.render(&residual);
+            let _ = span;
+            self.error(Code::K3001, ctx.file, subject.span, format!("non-exhaustive match: `{shown}` is not covered"))
+                .set_label(format!("`{shown}` has no arm"))
                 .set_help("add an arm for the remaining cases, or a final `case _ -> …`");
         }
         result

@@ -57,7 +57,6 @@ pub struct Checked {
 /// State of a top-level agent's on-demand check.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum AgentState {
-    Pending,
     InProgress,
     Done,
 }
@@ -73,9 +72,8 @@ pub(crate) struct Checker<'p> {
     next_synthetic: u32,
     /// Types of locals, by resolver id.
     pub(crate) locals: HashMap<LocalId, Ty>,
-    /// Modules whose declarations had syntax errors: their bodies are not checked, to avoid
-    /// cascades.
-    prelude_module: Option<ModuleId>,
+    /// The module whose code is being checked: types from it render unqualified (§10.5).
+    pub(crate) current: std::cell::Cell<Option<ModuleId>>,
 }
 
 /// Checks a loaded, resolved program.
@@ -89,7 +87,7 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
         next_infer: 0,
         next_synthetic: u32::MAX / 2,
         locals: HashMap::new(),
-        prelude_module: program.module_by_name("prelude"),
+        current: std::cell::Cell::new(None),
     };
     checker.collect_declarations();
     checker.check_bodies();
@@ -160,6 +158,13 @@ impl<'p> Checker<'p> {
 impl TyEnv for Checker<'_> {
     fn qualified_name(&self, id: DeclRef) -> String {
         self.out.names.get(&id).cloned().unwrap_or_else(|| "?".to_string())
+    }
+
+    fn display_name(&self, id: DeclRef) -> String {
+        match self.program.decl(id).and_then(|d| d.name()) {
+            Some(name) if self.current.get() == Some(id.module) => name.text.clone(),
+            _ => self.qualified_name(id),
+        }
     }
 
     fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {

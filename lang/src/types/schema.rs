@@ -4,7 +4,7 @@
 //! The mapping is total and never fails. Attributes are erased, an uninstantiated generic maps to
 //! `{}` (callers substitute an instantiation first when they have one), and a data type is
 //! expanded inline except where it recurs inside its own expansion. Key order inside every schema
-//! object is fixed by [`Schema`], which writes its keys in the order the specification lists
+//! object is fixed by a private builder that writes its keys in the order the specification lists
 //! (`type`, `const`, `items`, `prefixItems`, `properties`, `required`, `additionalProperties`,
 //! `anyOf`, `not`); `properties` and `required` are sorted by name (code point order, which is
 //! the byte order of UTF-8 strings).
@@ -13,6 +13,9 @@
 //! for further positions (the join `[integer, string] | [boolean]`) maps to
 //! `{"type":"array","items":S(rest),"prefixItems":[…]}`, which validation (§11.4, see
 //! [`super::conform`]) reads as "at least the prefix, every further element of type `rest`".
+//! Likewise an object type with named fields whose other keys have a type (a join involving
+//! `record[T]`) keeps that type's schema as `additionalProperties`, as `record[T]` does; only open
+//! and closed object types map to `true`.
 
 use serde_json::{Map, Value};
 
@@ -452,6 +455,17 @@ mod tests {
         assert_eq!(
             s(Ty::object(vec![], Rest::Open)),
             r#"{"type":"object","properties":{},"required":[],"additionalProperties":true}"#
+        );
+        let mixed = Ty::object(
+            vec![optional("a", Ty::null())],
+            Rest::Of(Box::new(Ty::string())),
+        );
+        assert_eq!(
+            s(mixed),
+            concat!(
+                r#"{"type":"object","properties":{"a":{"type":"null"}},"required":[],"#,
+                r#""additionalProperties":{"type":"string"}}"#
+            )
         );
         assert_eq!(
             s(Ty::record(Ty::integer())),

@@ -1,0 +1,6 @@
+// C38 of language.md §13.
+agent countdown(n: integer) -> integer {
+  if (n <= 0) { 0 } else { countdown(n = n - 1) }
+}
+
+agent main() -> integer { countdown(n = 3) }

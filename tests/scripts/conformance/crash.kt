@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let zero = 5 - 5
+  10 % zero
+}

@@ -1,0 +1,5 @@
+data oops(message: string)
+
+agent main() -> integer {
+  prelude.throw(error = oops(message = "no luck"))
+}
