@@ -118,7 +118,10 @@ fn generate(lines: usize) -> String {
         text.push('\n');
     }
     text.push_str("@\"Runs the first and the last unit.\"\nagent main() -> string {\n");
-    text.push_str(&format!("  f\"${{run_0()}}\\n${{run_{}()}}\"\n}}\n", units - 1));
+    text.push_str(&format!(
+        "  f\"${{run_0()}}\\n${{run_{}()}}\"\n}}\n",
+        units - 1
+    ));
     text
 }
 
@@ -126,7 +129,11 @@ fn generate(lines: usize) -> String {
 fn prelude() -> Vec<PreludeSource<'static>> {
     katari_prelude::FILES
         .iter()
-        .map(|f| PreludeSource { module: f.module, path: f.path, text: f.text })
+        .map(|f| PreludeSource {
+            module: f.module,
+            path: f.path,
+            text: f.text,
+        })
         .collect()
 }
 
@@ -161,16 +168,33 @@ struct Row {
 }
 
 impl Row {
-    fn new(input: &'static str, stage: &'static str, text_lines: usize, bytes: usize, times: &[Duration]) -> Row {
+    fn new(
+        input: &'static str,
+        stage: &'static str,
+        text_lines: usize,
+        bytes: usize,
+        times: &[Duration],
+    ) -> Row {
         let median = times.get(times.len() / 2).copied().unwrap_or_default();
         let min = times.first().copied().unwrap_or_default();
-        Row { input, stage, lines: text_lines, bytes, median, min }
+        Row {
+            input,
+            stage,
+            lines: text_lines,
+            bytes,
+            median,
+            min,
+        }
     }
 
     fn print(&self) {
         let per_second = |count: usize| {
             let secs = self.median.as_secs_f64();
-            if secs > 0.0 { count as f64 / secs } else { f64::INFINITY }
+            if secs > 0.0 {
+                count as f64 / secs
+            } else {
+                f64::INFINITY
+            }
         };
         println!(
             "| {} | {} | {} | {} | {:.2} | {:.2} | {:.0} | {:.1} |",
@@ -220,22 +244,48 @@ fn main() {
     let parsed = parse(FileId(0), &program);
     let syntax_errors: Vec<_> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
     if !syntax_errors.is_empty() {
-        eprintln!("the generated program has {} syntax errors; the first: {:#?}", syntax_errors.len(), syntax_errors[0]);
+        eprintln!(
+            "the generated program has {} syntax errors; the first: {:#?}",
+            syntax_errors.len(),
+            syntax_errors[0]
+        );
         std::process::exit(1);
     }
     let fs = MemoryFs::new().with("bench.kt", program.as_bytes());
     let loaded = load_program(Path::new("bench.kt"), &fs, &prelude);
     let load_errors: Vec<_> = loaded.diagnostics.iter().filter(|d| d.is_error()).collect();
     if let Some(first) = load_errors.first() {
-        eprintln!("warning: loading the generated program reports {} errors; the first: {}", load_errors.len(), first.message);
+        eprintln!(
+            "warning: loading the generated program reports {} errors; the first: {}",
+            load_errors.len(),
+            first.message
+        );
     }
     let tiny = MemoryFs::new().with("tiny.kt", "agent main() -> integer { 1 }\n");
 
     let mut rows = Vec::new();
     let (l, b) = (lines, program.len());
-    rows.push(Row::new("generated", "lex", l, b, &time(runs, || lex(FileId(0), &program))));
-    rows.push(Row::new("generated", "lex + layout", l, b, &time(runs, || layout(&program, lex(FileId(0), &program).tokens))));
-    rows.push(Row::new("generated", "lex + layout + parse", l, b, &time(runs, || parse(FileId(0), &program))));
+    rows.push(Row::new(
+        "generated",
+        "lex",
+        l,
+        b,
+        &time(runs, || lex(FileId(0), &program)),
+    ));
+    rows.push(Row::new(
+        "generated",
+        "lex + layout",
+        l,
+        b,
+        &time(runs, || layout(&program, lex(FileId(0), &program).tokens)),
+    ));
+    rows.push(Row::new(
+        "generated",
+        "lex + layout + parse",
+        l,
+        b,
+        &time(runs, || parse(FileId(0), &program)),
+    ));
     rows.push(Row::new(
         "generated",
         "load + resolve (with prelude)",
@@ -249,7 +299,12 @@ fn main() {
         "lex + layout + parse",
         l,
         b,
-        &time(runs, || prelude.iter().map(|p| parse(FileId(0), p.text).module.decls.len()).sum::<usize>()),
+        &time(runs, || {
+            prelude
+                .iter()
+                .map(|p| parse(FileId(0), p.text).module.decls.len())
+                .sum::<usize>()
+        }),
     ));
     rows.push(Row::new(
         "prelude (14 files)",
@@ -268,7 +323,13 @@ fn main() {
     }
     // Where the time goes, as shares of the medians: stages are timed cumulatively above.
     let [lexing, laying, parsing, loading] = [0, 1, 2, 3].map(|i| ms(rows[i].median));
-    let share = |part: f64| if parsing > 0.0 { 100.0 * part / parsing } else { 0.0 };
+    let share = |part: f64| {
+        if parsing > 0.0 {
+            100.0 * part / parsing
+        } else {
+            0.0
+        }
+    };
     println!();
     println!(
         "Generated program: of lex + layout + parse, the lexer takes {:.0}%, the layout pass {:.0}%, \
@@ -276,6 +337,10 @@ fn main() {
         share(lexing),
         share(laying - lexing),
         share(parsing - laying),
-        if parsing > 0.0 { loading / parsing } else { 0.0 },
+        if parsing > 0.0 {
+            loading / parsing
+        } else {
+            0.0
+        },
     );
 }

@@ -1,5 +1,6 @@
 //! Fuzz target for the whole front end: arbitrary bytes through lexing, layout and parsing, then
-//! loading and name resolution of a small in-memory project, then rendering of the diagnostics.
+//! loading, name resolution and type checking of a small in-memory project, then rendering of the
+//! diagnostics.
 //!
 //! Bytes become text in two ways. The parser takes `&str`, and a host that reads a file hands it
 //! over only after UTF-8 decoding, so the parser is fed the *lossily* decoded input: every input
@@ -19,6 +20,7 @@
 
 use std::path::Path;
 
+use katari_lang::check::{AllNatives, check_program};
 use katari_lang::load::{MemoryFs, PreludeSource, load_program};
 use katari_lang::parser::parse;
 use katari_lang::render::render;
@@ -35,12 +37,20 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let parsed = parse(FileId(0), &text);
     let has_error = parsed.diagnostics.iter().any(|d| d.is_error());
-    assert!(!parsed.incomplete || has_error, "incomplete input without an error diagnostic");
+    assert!(
+        !parsed.incomplete || has_error,
+        "incomplete input without an error diagnostic"
+    );
     let again = parse(FileId(0), &text);
-    assert_eq!(parsed.diagnostics, again.diagnostics, "parsing is not deterministic");
+    assert_eq!(
+        parsed.diagnostics, again.diagnostics,
+        "parsing is not deterministic"
+    );
 
     let program = load_program(Path::new("main.kt"), &project(data), &prelude());
-    for diag in program.diagnostics.iter().take(RENDER_LIMIT) {
+    let checked = check_program(&program, &AllNatives);
+    let diagnostics = program.diagnostics.iter().chain(&checked.diagnostics);
+    for diag in diagnostics.take(RENDER_LIMIT) {
         let _ = render(diag, &program.sources, false);
     }
 });
@@ -86,6 +96,10 @@ fn split<'a>(mut data: &'a [u8], marker: &'a [u8]) -> impl Iterator<Item = &'a [
 fn prelude() -> Vec<PreludeSource<'static>> {
     katari_prelude::FILES
         .iter()
-        .map(|f| PreludeSource { module: f.module, path: f.path, text: f.text })
+        .map(|f| PreludeSource {
+            module: f.module,
+            path: f.path,
+            text: f.text,
+        })
         .collect()
 }

@@ -37,13 +37,47 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check scripts without running them (for now: lexing, parsing and name resolution only;
-    /// type checking comes later).
-    #[command(long_about = "Check scripts without running them.\n\n\
-        For now this runs lexing, parsing and name resolution only; type checking comes later.\n\n\
+    /// Run an agent of a script (default `main`).
+    #[command(long_about = "Run an agent of a script (default `main`).\n\n\
+        The result is printed on stdout (a string raw, anything else as wire JSON); failures go to \
+        stderr with exit status 1, usage and program errors with 2, Ctrl-C with 130.")]
+    Run(RunArgs),
+    /// Check scripts without running them: parse, resolve names, and type-check.
+    #[command(long_about = "Check scripts without running them: parse, resolve names, and type-check.\n\n\
         Diagnostics are printed on stderr, or with --format json as one JSON object per line on \
         stdout. The exit status is 0 when there are no errors (warnings allowed) and 2 otherwise.")]
     Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The script to run.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The top-level agent to run.
+    #[arg(value_name = "AGENT")]
+    pub agent: Option<String>,
+
+    /// The argument object as JSON, e.g. '{"name":"ada"}'.
+    #[arg(long, value_name = "JSON", conflicts_with = "arg_file")]
+    pub arg: Option<String>,
+
+    /// Read the argument object from a file.
+    #[arg(long, value_name = "PATH")]
+    pub arg_file: Option<PathBuf>,
+
+    /// Set one argument: the value is JSON when it parses, a string otherwise.
+    #[arg(short = 'a', value_name = "NAME=VALUE")]
+    pub assign: Vec<String>,
+
+    /// Answers for unhandled requests: a JSON object of arrays by qualified request name.
+    #[arg(long, value_name = "PATH")]
+    pub answers: Option<PathBuf>,
+
+    /// Print every result as wire JSON (a string result quoted).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -12,10 +12,26 @@ use katari_lang::load::{self, FileSystem, PreludeSource, Program};
 /// Loads, parses, resolves and type-checks the program whose entry is `entry` (as the user
 /// wrote it). The checker's diagnostics are appended to the program's.
 pub fn load(entry: &Path) -> (Program, Checked) {
+    let table = katari_prelude::natives::table();
+    load_with(entry, &RuntimeNatives(&table))
+}
+
+/// [`load`] with the natives the checker should consider registered (K5002).
+pub fn load_with(entry: &Path, natives: &dyn check::Natives) -> (Program, Checked) {
     let mut program = load::load_program(entry, &DiskFs, &prelude());
-    let checked = check::check_program(&program, &check::AllNatives);
+    let checked = check::check_program(&program, natives);
     program.diagnostics.extend(checked.diagnostics.iter().cloned());
     (program, checked)
+}
+
+/// The natives of this build: the prelude's table, plus the declarations whose natives come
+/// with a later part of the runtime (they panic with a clear message when called).
+pub struct RuntimeNatives<'a>(pub &'a katari_runtime::native::NativeTable);
+
+impl check::Natives for RuntimeNatives<'_> {
+    fn has(&self, name: &str) -> bool {
+        self.0.get(name).is_some() || katari_prelude::natives::DEFERRED.contains(&name)
+    }
 }
 
 /// The embedded prelude in the form the loader takes.

@@ -6,6 +6,9 @@
 mod check;
 mod cli;
 mod front;
+mod host;
+mod paths;
+mod run;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -21,6 +24,19 @@ fn main() -> ExitCode {
             // The REPL comes later; until then bare `katari` is a usage error (`host.md` §2.1).
             let _ = io::stderr().write_all(cli::usage().as_bytes());
             ExitCode::from(2)
+        }
+        Some(Command::Run(args)) => {
+            let opts = run::RunOptions {
+                file: args.file,
+                agent: args.agent,
+                arg: args.arg,
+                arg_file: args.arg_file,
+                assignments: args.assign,
+                answers: args.answers,
+                json: args.json,
+                color: stderr_color,
+            };
+            ExitCode::from(run::run(&opts))
         }
         Some(Command::Check(args)) => {
             let result = check::check(

@@ -9,6 +9,7 @@ pub mod layout;
 pub mod lexer;
 pub mod load;
 pub mod parser;
+pub mod query;
 pub mod render;
 pub mod resolve;
 pub mod source;

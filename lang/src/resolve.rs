@@ -71,6 +71,13 @@ pub struct LocalInfo {
     /// The span of the binding occurrence.
     pub span: Span,
     pub kind: LocalKind,
+    /// Where the binding is in scope, for tools (completion, an editor): ranges of `file` such
+    /// that a reference starting at offset `o` with `start <= o < end` sees this binding, unless
+    /// a binding with a larger [`LocalId`] of the same name shadows it there. One range for most
+    /// bindings (a block's rest after a `let`, an agent body, an arm); a `var` has one per body
+    /// of its `for` or handler clause plus its `then` block; empty for a binding in a broken
+    /// declaration the walk never reached.
+    pub visible: Vec<Span>,
 }
 
 /// The construct a `next` or `break` jumps to (§9.16), decided syntactically.
@@ -89,6 +96,16 @@ pub struct Interface {
     pub types: BTreeMap<String, DeclRef>,
 }
 
+/// The module-level bindings of one module besides its own top-level declarations (§2.3), as
+/// they resolve inside it: qualifiers (the default ones, then those imports bind, which may shadow
+/// them) and unqualified imports. Bindings of failed or clashing imports are left out.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleBindings {
+    pub qualifiers: BTreeMap<String, ModuleId>,
+    pub values: BTreeMap<String, DeclRef>,
+    pub types: BTreeMap<String, DeclRef>,
+}
+
 /// The result of name resolution for a whole program.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
@@ -100,6 +117,8 @@ pub struct Names {
     pub interfaces: Vec<Interface>,
     /// The target of every `next`/`break` item, keyed by its file and the start of the item.
     pub jumps: HashMap<(FileId, u32), JumpTarget>,
+    /// The qualifiers and unqualified imports of every module, indexed by [`ModuleId`].
+    pub bindings: Vec<ModuleBindings>,
 }
 
 impl Names {
@@ -397,6 +416,11 @@ impl Resolver<'_> {
                 self.import(&mut scope, import, target);
             }
             self.in_broken_decl = false;
+            self.names.bindings.push(ModuleBindings {
+                qualifiers: present(&scope.qualifiers),
+                values: present(&scope.values),
+                types: present(&scope.types),
+            });
             self.scopes.push(scope);
         }
     }
@@ -568,6 +592,13 @@ impl Resolver<'_> {
         let module = self.modules.get(r.module.index())?;
         Some(module.ast.decls.get(r.index as usize)?.name()?.span)
     }
+}
+
+/// The entries of a scope map whose import succeeded, in name order.
+fn present<T: Copy>(map: &HashMap<String, Option<T>>) -> BTreeMap<String, T> {
+    map.iter()
+        .filter_map(|(name, found)| found.map(|t| (name.clone(), t)))
+        .collect()
 }
 
 fn ns_other(ns: Ns) -> Ns {

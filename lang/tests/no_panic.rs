@@ -3,12 +3,14 @@
 //!
 //! Four sources of input: random strings, random soups of katari tokens, every prefix of each
 //! example program and prelude file, and example files with a random run of words removed. The
-//! case counts are kept small so the whole file runs in a few seconds in a debug build; the fuzz
-//! target under `fuzz/` explores the same ground for as long as one lets it.
+//! random inputs also go through loading and name resolution (without the prelude, which would
+//! dominate the time). The case counts are kept small so the whole file runs in a few seconds in a
+//! debug build; the fuzz target under `fuzz/` explores the same ground for as long as one lets it.
 
 use std::path::{Path, PathBuf};
 
 use katari_lang::lexer::lex;
+use katari_lang::load::{MemoryFs, load_program};
 use katari_lang::parser::{Parsed, parse};
 use katari_lang::source::FileId;
 use katari_lang::token::Token;
@@ -122,8 +124,9 @@ fn cannot_end_a_module(token: &Token<'_>) -> bool {
 }
 
 /// The checks every input gets: parsing does not panic (a panic fails the test case), parsing is
-/// deterministic, and a certainly invalid text gets at least one error diagnostic.
-fn check(src: &str) -> Result<(), TestCaseError> {
+/// deterministic, and a certainly invalid text gets at least one error diagnostic. Returns whether
+/// the parser reported an error.
+fn check(src: &str) -> Result<bool, TestCaseError> {
     let (first, has_error) = check_errors(src)?;
     if !has_error {
         let (second, _) = parse_checked(src);
@@ -132,6 +135,22 @@ fn check(src: &str) -> Result<(), TestCaseError> {
             fingerprint(&second),
             "parsing is not deterministic for {:?}",
             src
+        );
+    }
+    Ok(has_error)
+}
+
+/// Loads `src` as the entry `main.kt` of a one-file project (no prelude) and resolves its names:
+/// no panic, and a text with syntax errors still reports errors after loading. The loader gets
+/// bytes, so its own UTF-8 check (K5006) is exercised by the random bytes.
+fn check_loaded(src: &[u8], has_syntax_error: bool) -> Result<(), TestCaseError> {
+    let fs = MemoryFs::new().with("main.kt", src);
+    let program = load_program(Path::new("main.kt"), &fs, &[]);
+    if has_syntax_error {
+        prop_assert!(
+            program.has_errors(),
+            "loading lost the syntax errors of {:?}",
+            String::from_utf8_lossy(src)
         );
     }
     Ok(())
@@ -352,21 +371,24 @@ proptest! {
     /// Arbitrary Unicode text, including control characters and line ends of every kind.
     #[test]
     fn random_text_never_panics(src in any::<String>()) {
-        check(&src)?;
+        let has_error = check(&src)?;
+        check_loaded(src.as_bytes(), has_error)?;
     }
 
     /// Arbitrary bytes, decoded lossily: invalid sequences become U+FFFD, as a host reading a file
     /// with a wrong encoding would hand them over.
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
-        check(&String::from_utf8_lossy(&bytes))?;
+        let has_error = check(&String::from_utf8_lossy(&bytes))?;
+        check_loaded(&bytes, has_error)?;
     }
 
     /// Random sequences of katari tokens: close enough to programs to get past the lexer and deep
     /// into the layout pass and the grammar.
     #[test]
     fn token_soup_never_panics(src in token_soup()) {
-        check(&src)?;
+        let has_error = check(&src)?;
+        check_loaded(src.as_bytes(), has_error)?;
     }
 }
 
@@ -387,7 +409,8 @@ proptest! {
         let start = start.index(words.len());
         let end = (start + len).min(words.len());
         let src: String = words[..start].iter().chain(&words[end..]).copied().collect();
-        check(&src)?;
+        let has_error = check(&src)?;
+        check_loaded(src.as_bytes(), has_error)?;
     }
 }
 
@@ -414,7 +437,12 @@ fn every_prefix_of_every_valid_program() {
     let mut cuts_checked = 0usize;
     for (path, text) in programs() {
         let (whole, has_error) = parse_checked(text);
-        assert!(!has_error, "{} does not parse cleanly: {:#?}", path.display(), whole.diagnostics);
+        assert!(
+            !has_error,
+            "{} does not parse cleanly: {:#?}",
+            path.display(),
+            whole.diagnostics
+        );
 
         let mut cuts: Vec<(usize, usize)> = Vec::new();
         if every_char {
@@ -427,14 +455,26 @@ fn every_prefix_of_every_valid_program() {
             for (i, &start) in starts.iter().enumerate() {
                 let end = starts.get(i + 1).copied().unwrap_or(text.len());
                 let (_, has_error) = parse_checked(&text[start..end]);
-                assert!(!has_error, "{}: the declaration at byte {start} does not parse on its own", path.display());
+                assert!(
+                    !has_error,
+                    "{}: the declaration at byte {start} does not parse on its own",
+                    path.display()
+                );
             }
-            let decl_start = |at: usize| starts.iter().copied().take_while(|&s| s <= at).last().unwrap_or(0);
+            let decl_start = |at: usize| {
+                starts
+                    .iter()
+                    .copied()
+                    .take_while(|&s| s <= at)
+                    .last()
+                    .unwrap_or(0)
+            };
             for (token, span) in &tokens {
                 let start = span.start as usize;
                 cuts.push((decl_start(start), start));
                 let word = Token::keyword(&text[span.range()]).is_some();
-                let splits = !word && !matches!(token, Token::Ident(_) | Token::Int(_) | Token::Number(_));
+                let splits =
+                    !word && !matches!(token, Token::Ident(_) | Token::Int(_) | Token::Number(_));
                 if splits && span.end - span.start > 1 {
                     cuts.push((decl_start(start), start + 1));
                 }
@@ -446,12 +486,18 @@ fn every_prefix_of_every_valid_program() {
         cuts.dedup();
         for (from, to) in cuts {
             if let Err(failure) = check(&text[from..to]) {
-                panic!("{} from byte {from} to byte {to}: {failure}", path.display());
+                panic!(
+                    "{} from byte {from} to byte {to}: {failure}",
+                    path.display()
+                );
             }
             cuts_checked += 1;
         }
     }
-    assert!(cuts_checked > 5000, "only {cuts_checked} truncations were checked");
+    assert!(
+        cuts_checked > 5000,
+        "only {cuts_checked} truncations were checked"
+    );
 }
 
 /// Byte offsets where a top-level declaration starts: a declaration word (or the `@` of its doc) in
@@ -463,18 +509,30 @@ fn declaration_starts(text: &str, tokens: &[(Token<'_>, katari_lang::source::Spa
     let mut before: Vec<&Token<'_>> = Vec::new();
     for (token, span) in tokens {
         match token {
-            Token::LParen | Token::LBracket | Token::LBrace | Token::InterpOpen | Token::TemplateStart => depth += 1,
-            Token::RParen | Token::RBracket | Token::RBrace | Token::InterpClose | Token::TemplateEnd => {
-                depth = depth.saturating_sub(1)
-            }
+            Token::LParen
+            | Token::LBracket
+            | Token::LBrace
+            | Token::InterpOpen
+            | Token::TemplateStart => depth += 1,
+            Token::RParen
+            | Token::RBracket
+            | Token::RBrace
+            | Token::InterpClose
+            | Token::TemplateEnd => depth = depth.saturating_sub(1),
             Token::Newline => continue,
             _ => {}
         }
         let attached = matches!(
             before.as_slice(),
-            [.., Token::At] | [.., Token::At, Token::Str(_)] | [.., Token::Ident("private") | Token::External | Token::Primitive]
+            [.., Token::At]
+                | [.., Token::At, Token::Str(_)]
+                | [
+                    ..,
+                    Token::Ident("private") | Token::External | Token::Primitive
+                ]
         );
-        let column_one = span.start == 0 || text.as_bytes().get(span.start as usize - 1) == Some(&b'\n');
+        let column_one =
+            span.start == 0 || text.as_bytes().get(span.start as usize - 1) == Some(&b'\n');
         if depth == 0 && column_one && token.starts_declaration() && !attached {
             starts.push(span.start as usize);
         }
@@ -486,8 +544,10 @@ fn declaration_starts(text: &str, tokens: &[(Token<'_>, katari_lang::source::Spa
 /// Deep nesting of every bracket and prefix operator: the recursive descent must not overflow the
 /// stack of a test thread (chumsky grows it with `stacker`; the layout pass keeps an explicit stack).
 ///
-/// Only parsing and dropping the tree are checked here: the derived `Debug` of a tree this deep
-/// recurses once per level and overflows a 2 MiB test thread, so there is no determinism check.
+/// Parsing, dropping the tree, and loading with name resolution are checked; the derived `Debug`
+/// of a tree this deep recurses once per level and overflows a 2 MiB test thread, so there is no
+/// determinism check. (There is no nesting limit: at about 10,000 nested blocks, the recursive
+/// drop of the tree overflows such a thread in a debug build.)
 #[test]
 fn deep_nesting_does_not_overflow() {
     const DEPTH: usize = 2_000;
@@ -504,11 +564,17 @@ fn deep_nesting_does_not_overflow() {
         "(".repeat(DEPTH),
         "f\"${".repeat(DEPTH),
     ];
-    for body in &bodies {
-        check_errors(&format!("agent main() {{\n  {body}\n}}\n")).unwrap_or_else(|e| panic!("{e}"));
-    }
+    let mut sources: Vec<String> = bodies
+        .iter()
+        .map(|body| format!("agent main() {{\n  {body}\n}}\n"))
+        .collect();
     let ty = format!("{}integer{}", "array[".repeat(DEPTH), "]".repeat(DEPTH));
-    check_errors(&format!("type t = {ty}\n")).unwrap_or_else(|e| panic!("{e}"));
+    sources.push(format!("type t = {ty}\n"));
     let agent_ty = format!("{}integer", "agent never -> ".repeat(DEPTH));
-    check_errors(&format!("type t = {agent_ty}\n")).unwrap_or_else(|e| panic!("{e}"));
+    sources.push(format!("type t = {agent_ty}\n"));
+    for src in &sources {
+        let shown = &src[..src.len().min(40)];
+        let (_, has_error) = check_errors(src).unwrap_or_else(|e| panic!("{e}"));
+        check_loaded(src.as_bytes(), has_error).unwrap_or_else(|e| panic!("{shown}…: {e}"));
+    }
 }

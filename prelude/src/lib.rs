@@ -1,7 +1,9 @@
 //! The prelude's `.kt` declaration files, embedded in the interpreter and listed in one table.
 //!
 //! Each file is parsed and checked like a user module at startup (`prelude.md` §0); the natives
-//! behind its `primitive agent` and `external agent` declarations live with the runtime.
+//! behind its `primitive agent` and `external agent` declarations are in [`natives`].
+
+pub mod natives;
 
 /// One embedded prelude module: its module name (`prelude.array`), the path shown in diagnostics (`<prelude>/prelude/array.kt`), and its text.
 #[derive(Debug, Clone, Copy)]

@@ -1,1 +1,17 @@
-//! Placeholder.
+//! The katari runtime: values, the lowered program, the evaluator with its handlers, and the
+//! interface natives implement.
+
+pub mod callable;
+pub mod control;
+pub mod ir;
+pub mod lower;
+pub mod machine;
+pub mod native;
+pub mod reflect;
+pub mod value;
+pub mod wire;
+pub mod eval;
+
+/// The stack of each thread that runs a parallel branch (virtual memory; pages are committed
+/// only as deep recursion touches them).
+pub const BRANCH_STACK: usize = 256 * 1024 * 1024;

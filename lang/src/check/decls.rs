@@ -1,11 +1,12 @@
-//! Declarations: signatures of agents, requests, constructors and natives, data fields and
-//! variance, and the lowering of written types into semantic types, rows and attributes
-//! (kinds K3007, arity K3009, malformed K3011, synonym cycles K3010).
+//! Declarations: signatures of requests, constructors and natives, data fields and variance,
+//! generic parameters and their bounds, defaults (K3001), reactors (K3018, K5001, K5002) and
+//! synonym cycles (K3010). Written types are lowered by `lower`.
 
 use std::collections::HashMap;
 
 use super::{Checker, qualified};
-use crate::ast::{self, GenericKind, LitKind, TypeAtom, TypeKind};
+use super::lower::{Kind, TyScope};
+use crate::ast::{self, GenericKind, LitKind, TypeKind};
 use crate::diag::Code;
 use crate::load::ModuleId;
 use crate::resolve::{DeclRef, Resolution};
@@ -64,40 +65,6 @@ pub enum DeclInfo {
     External { reactor: Option<String> },
     Primitive,
     Import,
-}
-
-/// The kind of thing a type expression must denote at its position.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Kind {
-    Type,
-    Effect,
-    Attribute,
-}
-
-impl Kind {
-    fn of(kind: GenericKind) -> Kind {
-        match kind {
-            GenericKind::Type => Kind::Type,
-            GenericKind::Effect => Kind::Effect,
-            GenericKind::Attribute => Kind::Attribute,
-        }
-    }
-
-    fn word(self) -> &'static str {
-        match self {
-            Kind::Type => "a type",
-            Kind::Effect => "an effect row",
-            Kind::Attribute => "an attribute",
-        }
-    }
-}
-
-/// Where a type expression is lowered: the file of its module and the substitution of the
-/// synonym generics being expanded.
-#[derive(Clone)]
-pub(crate) struct TyScope {
-    pub file: FileId,
-    pub subst: HashMap<GenericId, GenArg>,
 }
 
 /// The reactors known to the checker (§6.6).
@@ -184,7 +151,7 @@ impl Checker<'_> {
         }
     }
 
-    fn declare_generics(&mut self, file: FileId, generics: &[ast::GenericParam]) -> Vec<GenericId> {
+    pub(crate) fn declare_generics(&mut self, file: FileId, generics: &[ast::GenericParam]) -> Vec<GenericId> {
         let mut ids = Vec::new();
         for g in generics {
             let id = match self.program.names.get(file, g.name.span) {
@@ -197,7 +164,7 @@ impl Checker<'_> {
         ids
     }
 
-    fn bound_generics(&mut self, module: ModuleId, generics: &[ast::GenericParam]) {
+    pub(crate) fn bound_generics(&mut self, module: ModuleId, generics: &[ast::GenericParam]) {
         let scope = self.scope(module);
         for g in generics {
             let Some(bound) = &g.bound else { continue };
@@ -405,25 +372,30 @@ impl Checker<'_> {
             match &d.from {
                 None => {
                     self.error(Code::K5001, scope.file, d.name.span, format!("`{}` is a foreign-function binding, which is not supported", d.name.text))
+                        .set_label("an external agent without `from`")
                         .set_help("declare it with `from \"<reactor>\"` naming a host reactor, or write the agent in katari");
                 }
                 Some((reactor, span)) if reactor == "ffi" => {
                     self.error(Code::K5001, scope.file, *span, "the foreign-function interface is not supported")
+                        .set_label("`ffi` is not a reactor of this host")
                         .set_help("only the reactors http, webhook, mcp, console, time and env exist");
                 }
                 Some((reactor, span)) if !REACTORS.contains(&reactor.as_str()) => {
                     self.error(Code::K3018, scope.file, *span, format!("unknown reactor \"{reactor}\""))
+                        .set_label("no host reactor has this name")
                         .set_help("the reactors are http, webhook, mcp, console, time and env");
                 }
                 Some(_) => {
                     if !self.natives.has(&name) {
-                        self.error(Code::K5002, scope.file, d.name.span, format!("no native implementation is registered for `{name}`"));
+                        self.error(Code::K5002, scope.file, d.name.span, format!("no native implementation is registered for `{name}`"))
+                            .set_label("the host has no implementation under this name");
                     }
                 }
             }
         } else if !external && !self.natives.has(&name) {
             let span = self.program.decl(r).and_then(|d| d.name()).map(|n| n.span).unwrap_or_default();
-            self.error(Code::K5002, scope.file, span, format!("no native implementation is registered for `{name}`"));
+            self.error(Code::K5002, scope.file, span, format!("no native implementation is registered for `{name}`"))
+                .set_label("the host has no implementation under this name");
         }
         let generics = self.generic_ids_of_decl(r);
         let doc = doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
@@ -486,6 +458,7 @@ impl Checker<'_> {
         if self.synonym_cycle(r, d) {
             let file = self.file_of(r.module);
             self.error(Code::K3010, file, d.name.span, format!("type synonym `{}` expands to itself", d.name.text))
+                .set_label("this synonym refers back to itself")
                 .set_help("break the cycle with a data type");
         }
     }
@@ -514,294 +487,6 @@ impl Checker<'_> {
         false
     }
 
-    // -----------------------------------------------------------------------------------
-    // Lowering written types
-    // -----------------------------------------------------------------------------------
-
-    pub(crate) fn lower_ty(&mut self, scope: &TyScope, t: &ast::Type) -> Ty {
-        match self.lower_any(scope, t, Kind::Type) {
-            GenArg::Type(ty) => ty,
-            _ => Ty::unknown(),
-        }
-    }
-
-    pub(crate) fn lower_row(&mut self, scope: &TyScope, t: &ast::Type) -> Row {
-        match self.lower_any(scope, t, Kind::Effect) {
-            GenArg::Effect(row) => row,
-            _ => Row::pure(),
-        }
-    }
-
-    fn kind_error(&mut self, file: FileId, t: &ast::Type, expected: Kind, found: Kind) -> GenArg {
-        self.error(Code::K3007, file, t.span, format!("expected {}, found {}", expected.word(), found.word()))
-            .set_label(format!("this is {}", found.word()));
-        fallback(expected)
-    }
-
-    /// Lowers a type expression in the kind its position needs.
-    pub(crate) fn lower_any(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
-        let file = scope.file;
-        match &t.kind {
-            TypeKind::Error => fallback(kind),
-            TypeKind::Atom(atom) => self.lower_atom(scope, t, *atom, kind),
-            TypeKind::Named { name, .. } => self.lower_named(scope, t, name, &[], kind),
-            TypeKind::Apply { head, args } => match &head.kind {
-                TypeKind::Atom(TypeAtom::Array) | TypeKind::Atom(TypeAtom::Record) => {
-                    if kind != Kind::Type {
-                        return self.kind_error(file, t, kind, Kind::Type);
-                    }
-                    if args.len() != 1 {
-                        self.error(Code::K3009, file, t.span, format!("`{}` takes 1 type argument, found {}", atom_word(head), args.len()));
-                        return fallback(kind);
-                    }
-                    let elem = self.lower_ty(scope, &args[0]);
-                    GenArg::Type(if matches!(head.kind, TypeKind::Atom(TypeAtom::Array)) { Ty::array(elem) } else { Ty::record(elem) })
-                }
-                TypeKind::Named { name, .. } => self.lower_named(scope, t, name, args, kind),
-                _ => {
-                    self.error(Code::K3011, file, t.span, "this type takes no type arguments")
-                        .set_label("only generic data types, requests, synonyms, `array` and `record` take arguments");
-                    fallback(kind)
-                }
-            },
-            TypeKind::Tuple(items) => {
-                if kind != Kind::Type {
-                    return self.kind_error(file, t, kind, Kind::Type);
-                }
-                GenArg::Type(Ty::tuple(items.iter().map(|i| self.lower_ty(scope, i)).collect()))
-            }
-            TypeKind::Object(fields) => {
-                if kind != Kind::Type {
-                    return self.kind_error(file, t, kind, Kind::Type);
-                }
-                let fields = self.lower_fields(scope, fields);
-                GenArg::Type(Ty::object(fields, Rest::Open))
-            }
-            TypeKind::Override { base, entries } => {
-                if kind != Kind::Effect {
-                    return self.kind_error(file, t, kind, Kind::Effect);
-                }
-                let base = self.lower_row(scope, base);
-                let mut row = base;
-                for e in entries {
-                    let entry = self.lower_row(scope, e);
-                    for req in entry.entries.keys() {
-                        row = row.without(*req);
-                    }
-                    let joined = self.lattice().join_row(&row, &entry);
-                    row = joined;
-                }
-                GenArg::Effect(row)
-            }
-            TypeKind::Agent { params, ret, effects } => {
-                if kind != Kind::Type {
-                    return self.kind_error(file, t, kind, Kind::Type);
-                }
-                let param = match params {
-                    ast::AgentParams::Fields(fields) => Ty::object(self.lower_fields(scope, fields), Rest::Open),
-                    ast::AgentParams::Type(p) => self.lower_ty(scope, p),
-                };
-                let ret = self.lower_ty(scope, ret);
-                let row = match effects {
-                    Some(e) => self.lower_row(scope, e),
-                    None => Row::pure(),
-                };
-                GenArg::Type(Ty::agent(param, ret, row))
-            }
-            TypeKind::Union(members) => match kind {
-                Kind::Type => {
-                    let tys: Vec<Ty> = members.iter().map(|m| self.lower_ty(scope, m)).collect();
-                    let mut lat = self.lattice();
-                    let joined = lat.join_all(&tys);
-                    let conflicts = lat.join_conflicts.clone();
-                    if let Some(c) = conflicts.first() {
-                        let name = qualified(self.program, *c);
-                        self.error(Code::K3005, file, t.span, format!("two instantiations of `{name}` with different invariant arguments cannot be joined"));
-                    }
-                    GenArg::Type(joined)
-                }
-                Kind::Effect => {
-                    let mut row = Row::pure();
-                    for m in members {
-                        let r = self.lower_row(scope, m);
-                        row = self.lattice().join_row(&row, &r);
-                    }
-                    GenArg::Effect(row)
-                }
-                Kind::Attribute => {
-                    let mut attr = Attr::Public;
-                    for m in members {
-                        if let GenArg::Attr(a) = self.lower_any(scope, m, Kind::Attribute) {
-                            attr = attr.join(a);
-                        }
-                    }
-                    GenArg::Attr(attr)
-                }
-            },
-            TypeKind::Attributed { ty, attr } => {
-                if kind != Kind::Type {
-                    return self.kind_error(file, t, kind, Kind::Type);
-                }
-                let base = self.lower_ty(scope, ty);
-                let attr = match self.lower_any(scope, attr, Kind::Attribute) {
-                    GenArg::Attr(a) => a,
-                    _ => Attr::Public,
-                };
-                let joined = base.attr.join(attr);
-                GenArg::Type(base.with_attr(joined))
-            }
-        }
-    }
-
-    fn lower_fields(&mut self, scope: &TyScope, fields: &[ast::FieldType]) -> Vec<Field> {
-        let mut out: Vec<Field> = Vec::new();
-        for f in fields {
-            let ty = self.lower_ty(scope, &f.ty);
-            if out.iter().any(|g| g.name == f.name.text) {
-                continue; // duplicate field names are the resolver's K2003
-            }
-            out.push(Field { name: f.name.text.clone(), ty, optional: f.optional });
-        }
-        out
-    }
-
-    fn lower_atom(&mut self, scope: &TyScope, t: &ast::Type, atom: TypeAtom, kind: Kind) -> GenArg {
-        let file = scope.file;
-        let (found, value) = match atom {
-            TypeAtom::Null => (Kind::Type, GenArg::Type(Ty::null())),
-            TypeAtom::Integer => (Kind::Type, GenArg::Type(Ty::integer())),
-            TypeAtom::Number => (Kind::Type, GenArg::Type(Ty::number())),
-            TypeAtom::String => (Kind::Type, GenArg::Type(Ty::string())),
-            TypeAtom::Boolean => (Kind::Type, GenArg::Type(Ty::boolean())),
-            TypeAtom::File => (Kind::Type, GenArg::Type(Ty::file())),
-            TypeAtom::Never => (Kind::Type, GenArg::Type(Ty::never())),
-            TypeAtom::Unknown => (Kind::Type, GenArg::Type(Ty::unknown())),
-            TypeAtom::All => (Kind::Effect, GenArg::Effect(Row::all())),
-            TypeAtom::Io => (Kind::Effect, GenArg::Effect(Row::io())),
-            TypeAtom::Pure => (Kind::Effect, GenArg::Effect(Row::pure())),
-            TypeAtom::Public => (Kind::Attribute, GenArg::Attr(Attr::Public)),
-            TypeAtom::Private => (Kind::Attribute, GenArg::Attr(Attr::Private)),
-            TypeAtom::Array | TypeAtom::Record => {
-                self.error(Code::K3011, file, t.span, format!("`{}` needs a type argument", atom.word()))
-                    .set_help(format!("write `{}[T]`", atom.word()));
-                return fallback(kind);
-            }
-        };
-        if found != kind {
-            return self.kind_error(file, t, kind, found);
-        }
-        value
-    }
-
-    fn lower_named(&mut self, scope: &TyScope, t: &ast::Type, name: &ast::Ident, args: &[ast::Type], kind: Kind) -> GenArg {
-        let file = scope.file;
-        match self.program.names.get(file, name.span) {
-            Some(Resolution::Generic(lid)) => {
-                let g = GenericId(lid.0);
-                let gkind = self.out.generics.get(&g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
-                if !args.is_empty() {
-                    self.error(Code::K3011, file, t.span, format!("the generic `{}` takes no type arguments", name.text));
-                    return fallback(kind);
-                }
-                if gkind != kind {
-                    return self.kind_error(file, t, kind, gkind);
-                }
-                if let Some(arg) = scope.subst.get(&g) {
-                    return arg.clone();
-                }
-                self.generic_arg(g)
-            }
-            Some(Resolution::Global(r)) => {
-                let generics = self.generic_ids(r);
-                let decl = self.program.decl(r);
-                let is_data = matches!(decl, Some(ast::Decl::Data(_)));
-                let is_request = matches!(decl, Some(ast::Decl::Request(_)));
-                let is_synonym = matches!(decl, Some(ast::Decl::Synonym(_)));
-                if !(is_data || is_request || is_synonym) {
-                    self.error(Code::K3007, file, t.span, format!("`{}` is not a type", name.text));
-                    return fallback(kind);
-                }
-                if args.len() != generics.len() {
-                    self.error(
-                        Code::K3009,
-                        file,
-                        t.span,
-                        format!("`{}` takes {} type argument{}, found {}", name.text, generics.len(), if generics.len() == 1 { "" } else { "s" }, args.len()),
-                    );
-                    return fallback(kind);
-                }
-                let mut lowered = Vec::new();
-                for (g, a) in generics.iter().zip(args) {
-                    let gkind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
-                    lowered.push(self.lower_any(scope, a, gkind));
-                }
-                self.check_bounds(file, t.span, &generics, &lowered);
-                if is_data {
-                    if kind != Kind::Type {
-                        return self.kind_error(file, t, kind, Kind::Type);
-                    }
-                    GenArg::Type(Ty::new(TyKind::Data { id: r, args: lowered }))
-                } else if is_request {
-                    if kind != Kind::Effect {
-                        return self.kind_error(file, t, kind, Kind::Effect);
-                    }
-                    GenArg::Effect(Row::single(r, lowered))
-                } else {
-                    self.expand_synonym(r, lowered, kind)
-                }
-            }
-            _ => fallback(kind),
-        }
-    }
-
-    /// Checks the `extends` bounds of explicitly given type arguments (K3001).
-    pub(crate) fn check_bounds(&mut self, file: FileId, span: crate::source::Span, generics: &[GenericId], args: &[GenArg]) {
-        let mut subst = Subst::default();
-        for (g, a) in generics.iter().zip(args) {
-            subst.generics.insert(*g, a.clone());
-        }
-        for (g, a) in generics.iter().zip(args) {
-            let bound = self.out.generics.get(g).and_then(|i| i.bound.clone());
-            if let (Some(bound), GenArg::Type(ty)) = (bound, a) {
-                let bound = subst.ty(&bound);
-                if !self.sub(ty, &bound) {
-                    let (found, expected) = (self.render(ty), self.render(&bound));
-                    self.error(Code::K3001, file, span, format!("`{found}` does not satisfy the bound `{expected}` of `{}`", self.generic_name(*g)));
-                }
-            }
-        }
-    }
-
-    fn expand_synonym(&mut self, r: DeclRef, args: Vec<GenArg>, kind: Kind) -> GenArg {
-        if self.expanding.contains(&r) {
-            return fallback(kind); // reported as K3010 at the declaration
-        }
-        let Some(ast::Decl::Synonym(s)) = self.program.decl(r) else { return fallback(kind) };
-        let generics = self.generic_ids(r);
-        let mut scope = self.scope(r.module);
-        for (g, a) in generics.into_iter().zip(args) {
-            scope.subst.insert(g, a);
-        }
-        self.expanding.push(r);
-        let out = self.lower_any(&scope, &s.ty, kind);
-        self.expanding.pop();
-        out
-    }
-}
-
-fn fallback(kind: Kind) -> GenArg {
-    match kind {
-        Kind::Type => GenArg::Type(Ty::unknown()),
-        Kind::Effect => GenArg::Effect(Row::pure()),
-        Kind::Attribute => GenArg::Attr(Attr::Public),
-    }
-}
-
-fn atom_word(t: &ast::Type) -> &'static str {
-    match &t.kind {
-        TypeKind::Atom(a) => a.word(),
-        _ => "type",
-    }
 }
 
 /// The spans of every named type reference inside a type expression.

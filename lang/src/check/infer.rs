@@ -58,8 +58,10 @@ impl Checker<'_> {
                         GenArg::Type(joined)
                     }
                     _ => {
+                        // Reported as K3016 by the caller; the error type keeps it from
+                        // cascading.
                         unsolved.push(*g);
-                        GenArg::Type(Ty::unknown())
+                        GenArg::Type(Ty::error())
                     }
                 },
                 GenericKind::Effect => {

@@ -5,13 +5,19 @@
 //! without a written return type or row are checked on demand when first referenced, so their
 //! inferred signature is available to callers; a recursive agent must be annotated (K3013).
 
+mod agents;
+mod block;
+mod call;
 mod decls;
 mod expr;
+mod handler;
 mod infer;
+mod lower;
 mod pattern;
 mod query;
+mod walk;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ast;
 use crate::diag::{Code, Diagnostic};
@@ -22,6 +28,12 @@ use crate::types::*;
 
 pub use decls::{AgentSig, DeclInfo, GenericInfo, ParamSig};
 pub use query::{ExprInfo, Queries};
+
+/// Below this much free stack, a recursive step of the checker first grows the stack (deeply
+/// nested input must not overflow it).
+pub(crate) const RED_ZONE: usize = 64 * 1024;
+/// How much stack to add each time.
+pub(crate) const STACK_CHUNK: usize = 1024 * 1024;
 
 /// Tells the checker which natives the host registers, for K5002.
 pub trait Natives {
@@ -74,6 +86,17 @@ pub(crate) struct Checker<'p> {
     pub(crate) locals: HashMap<LocalId, Ty>,
     /// The module whose code is being checked: types from it render unqualified (§10.5).
     pub(crate) current: std::cell::Cell<Option<ModuleId>>,
+    /// Type expressions that failed to lower so far (each already reported); a declaration
+    /// compares the count before and after lowering its annotations.
+    pub(crate) lower_failures: u32,
+    /// Top-level agents whose bodies are being checked, outermost first: a reference back into
+    /// one of them closes a recursive group (§6.1).
+    agent_stack: Vec<DeclRef>,
+    /// Agents already reported as unannotated members of a recursive group (K3013 once each).
+    recursion_reported: HashSet<DeclRef>,
+    /// Signatures of generic local agents, which are instantiated at each call like top-level
+    /// ones.
+    pub(crate) local_sigs: HashMap<LocalId, AgentSig>,
 }
 
 /// Checks a loaded, resolved program.
@@ -88,6 +111,10 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
         next_synthetic: u32::MAX / 2,
         locals: HashMap::new(),
         current: std::cell::Cell::new(None),
+        lower_failures: 0,
+        agent_stack: Vec::new(),
+        recursion_reported: HashSet::new(),
+        local_sigs: HashMap::new(),
     };
     checker.collect_declarations();
     checker.check_bodies();
@@ -140,6 +167,13 @@ impl<'p> Checker<'p> {
 
     pub(crate) fn sub(&self, a: &Ty, b: &Ty) -> bool {
         self.lattice().sub(a, b)
+    }
+
+    /// `a <: b` comparing shapes only, ignoring information-flow attributes.
+    pub(crate) fn sub_shape(&self, a: &Ty, b: &Ty) -> bool {
+        let mut lat = self.lattice();
+        lat.ignore_attrs = true;
+        lat.sub(a, b)
     }
 
     /// Checks every body that was not checked on demand already.

@@ -2,7 +2,8 @@
 //! (exhaustiveness and irrefutability), and the types read off annotated patterns.
 
 use super::Checker;
-use super::expr::Ctx;
+use super::agents::Ctx;
+use super::lower::Kind;
 use crate::ast::{self, FilterTag, LitKind, PatternKind};
 use crate::diag::Code;
 use crate::resolve::{DeclRef, Resolution};
@@ -14,12 +15,18 @@ impl Checker<'_> {
     pub(crate) fn bind_pattern(&mut self, ctx: &mut Ctx, p: &ast::Pattern, ty: &Ty, irrefutable: bool) {
         self.bind(ctx, p, ty);
         if irrefutable && !self.covers(ctx, p, ty) && !ty.is_never() {
-            self.error(Code::K3001, ctx.file, p.span, format!("this pattern does not match every value of `{}`", self.render(ty)))
+            let shown = self.render(ty);
+            self.error(Code::K3001, ctx.file, p.span, format!("this pattern does not match every value of `{shown}`"))
+                .set_label(format!("this pattern can fail on a `{shown}`"))
                 .set_help("use `match` for patterns that may fail");
         }
     }
 
     fn bind(&mut self, ctx: &mut Ctx, p: &ast::Pattern, ty: &Ty) {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.bind_unguarded(ctx, p, ty))
+    }
+
+    fn bind_unguarded(&mut self, ctx: &mut Ctx, p: &ast::Pattern, ty: &Ty) {
         match &p.kind {
             PatternKind::Wildcard(annotation) => {
                 if let Some(t) = annotation {
@@ -54,25 +61,46 @@ impl Checker<'_> {
                 let narrowed = self.narrow_tag(ty, *tag);
                 self.bind(ctx, inner, &narrowed);
             }
-            PatternKind::Constructor { name, fields, .. } => {
-                let Some(Resolution::Global(r)) = self.program.names.get(ctx.file, name.span) else { return };
-                if !matches!(self.program.decl(r), Some(ast::Decl::Data(_))) {
-                    let shown = self.qualified_name(r);
-                    self.error(Code::K3017, ctx.file, name.span, format!("`{shown}` is not a data constructor, so it cannot be matched"));
+            PatternKind::Constructor { name, fields, type_args, .. } => {
+                let data = match self.program.names.get(ctx.file, name.span) {
+                    Some(Resolution::Global(r)) if matches!(self.program.decl(r), Some(ast::Decl::Data(_))) => Some(r),
+                    Some(Resolution::Global(r)) => {
+                        let shown = self.display_name(r);
+                        self.error(Code::K3017, ctx.file, name.span, format!("`{shown}` is not a data constructor, so it cannot be matched"))
+                            .set_label("not a data constructor")
+                            .set_help("constructor patterns name a `data` declaration; bind the value with a name instead");
+                        None
+                    }
+                    _ => None,
+                };
+                let Some(r) = data else {
+                    // Still bind the field variables, so their uses are not reported again.
+                    for f in fields {
+                        match &f.pattern {
+                            Some(inner) => self.bind(ctx, inner, &Ty::error()),
+                            None => self.bind_local(ctx.file, f.name.span, Ty::error()),
+                        }
+                    }
                     return;
-                }
-                let data_ty = self.narrow_data(ty, r);
+                };
+                let data_ty = self.constructor_subject(ctx, ty, r, name, type_args.as_deref());
                 let args = match &data_ty.kind {
                     TyKind::Data { args, .. } => args.clone(),
                     _ => Vec::new(),
                 };
                 let declared = self.data_fields(r, &args);
                 for f in fields {
-                    let Some(field) = declared.iter().find(|d| d.name == f.name.text) else {
-                        self.error(Code::K3001, ctx.file, f.name.span, format!("`{}` has no field `{}`", self.qualified_name(r), f.name.text));
-                        continue;
+                    let field_ty = match declared.iter().find(|d| d.name == f.name.text) {
+                        Some(field) => field.ty.clone().with_attr(field.ty.attr.join(ty.attr)),
+                        None => {
+                            let shown = self.display_name(r);
+                            let names = declared.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
+                            self.error(Code::K3001, ctx.file, f.name.span, format!("`{shown}` has no field `{}`", f.name.text))
+                                .set_label("not a field of this constructor")
+                                .set_help(if names.is_empty() { format!("`{shown}` has no fields") } else { format!("its fields are: {names}") });
+                            Ty::error()
+                        }
                     };
-                    let field_ty = field.ty.clone().with_attr(field.ty.attr.join(ty.attr));
                     match &f.pattern {
                         Some(inner) => self.bind(ctx, inner, &field_ty),
                         None => self.bind_local(ctx.file, f.name.span, field_ty),
@@ -82,18 +110,68 @@ impl Checker<'_> {
         }
     }
 
-    /// An annotation on a pattern variable must be a supertype of the subject (it never narrows).
+    /// The data type a constructor pattern matches: the subject's member of that type, its
+    /// arguments inferred from the subject, or met with explicit type arguments (K3009, K3006).
+    fn constructor_subject(&mut self, ctx: &mut Ctx, ty: &Ty, r: DeclRef, name: &ast::Ident, type_args: Option<&[ast::Type]>) -> Ty {
+        let subject = self.narrow_data(ty, r);
+        let Some(args) = type_args else { return subject };
+        let generics = self.generic_ids(r);
+        let shown = self.display_name(r);
+        if args.len() != generics.len() {
+            let count = generics.len();
+            self.error(Code::K3009, ctx.file, name.span, format!("`{shown}` takes {count} type argument{}, found {}", super::expr::plural(count), args.len()))
+                .set_label(format!("{} type argument{} given", args.len(), super::expr::plural(args.len())));
+            return subject;
+        }
+        let scope = self.ty_scope(ctx);
+        let mut lowered = Vec::new();
+        for (g, a) in generics.iter().zip(args) {
+            let kind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+            lowered.push(self.lower_any(&scope, a, kind));
+        }
+        self.check_bounds(ctx.file, name.span, &generics, &lowered);
+        let written = Ty::new(TyKind::Data { id: r, args: lowered }).with_attr(subject.attr);
+        // Only a member the subject really has constrains the written arguments.
+        let from_subject = ty.members().iter().any(|m| matches!(&m.kind, TyKind::Data { id, .. } if *id == r));
+        if !from_subject {
+            return written;
+        }
+        let mut lat = self.lattice();
+        let met = lat.meet(&subject, &written);
+        if lat.meet_conflicts.is_empty() {
+            return met;
+        }
+        let (found, wanted) = (self.render(&subject), self.render(&written));
+        let span = name.span.to(args.last().map(|a| a.span).unwrap_or(name.span));
+        self.error(Code::K3006, ctx.file, span, format!("the pattern `{wanted}` cannot narrow `{found}`"))
+            .set_label(format!("`{shown}` is invariant in its argument, so a `{found}` is never a `{wanted}`"))
+            .set_help(format!("match it as it is: `{}(…)` infers its arguments from the subject", name.text));
+        Ty::error()
+    }
+
+    /// An annotation on a pattern variable must be a supertype of the subject (it never narrows,
+    /// and outside the private world it cannot make a private value public).
     fn annotation_widens(&mut self, ctx: &mut Ctx, t: &ast::Type, ty: &Ty) -> Ty {
         let scope = self.scope(ctx.module);
         let written = self.lower_ty(&scope, t);
-        if !ty.is_never() && !self.sub_shape(ty, &written) {
-            self.mismatch(ctx.file, t.span, ty, &written, "a pattern annotation may widen the type, never narrow it");
+        if ty.is_never() {
+            return written;
+        }
+        if !self.sub_shape(ty, &written) {
+            self.mismatch(ctx.file, t.span, ty, &written, "an annotation may widen the type, never narrow it");
+        } else if !ctx.private && !self.sub(ty, &written) {
+            self.mismatch(ctx.file, t.span, ty, &written, "a private value cannot be given a public type");
+            self.last_help("write the annotation `of private`");
+            return written.clone().with_attr(written.attr.join(ty.attr));
         }
         written
     }
 
     /// The type of position `i` of every sequence member.
     fn position(&self, ty: &Ty, i: usize) -> Ty {
+        if ty.is_error() {
+            return Ty::error();
+        }
         let mut out = Vec::new();
         for m in ty.members() {
             if let TyKind::Seq { prefix, rest } = &m.kind {
@@ -108,6 +186,9 @@ impl Checker<'_> {
     }
 
     fn narrow_objects(&self, ty: &Ty) -> Ty {
+        if ty.is_error() {
+            return Ty::error();
+        }
         if ty.is_unknown() {
             return Ty::record(Ty::unknown()).with_attr(ty.attr);
         }
@@ -118,6 +199,9 @@ impl Checker<'_> {
 
     /// A record pattern's field: absent keys read `null`.
     fn read_field(&self, ty: &Ty, name: &str) -> Ty {
+        if ty.is_error() {
+            return Ty::error();
+        }
         let mut out = Vec::new();
         for m in ty.members() {
             let t = match &m.kind {
@@ -141,6 +225,9 @@ impl Checker<'_> {
     /// The subject restricted to a filter tag's layer (§9.12).
     fn narrow_tag(&self, ty: &Ty, tag: FilterTag) -> Ty {
         let attr = ty.attr;
+        if ty.is_error() {
+            return Ty::error();
+        }
         if ty.is_unknown() {
             return tag_top(tag).with_attr(attr);
         }
@@ -164,14 +251,27 @@ impl Checker<'_> {
                 return m.clone().with_attr(m.attr.join(ty.attr));
             }
         }
-        let generics = self.generic_ids(r);
-        let args = generics.iter().map(|_| GenArg::Type(Ty::unknown())).collect();
+        // Nothing known about the arguments: the top of each kind (or the error type).
+        let top = if ty.is_error() { Ty::error() } else { Ty::unknown() };
+        let args = self
+            .generic_ids(r)
+            .iter()
+            .map(|g| match self.out.generics.get(g).map(|i| i.kind) {
+                Some(ast::GenericKind::Effect) => GenArg::Effect(Row::all()),
+                Some(ast::GenericKind::Attribute) => GenArg::Attr(Attr::Private),
+                _ => GenArg::Type(top.clone()),
+            })
+            .collect();
         Ty::new(TyKind::Data { id: r, args }).with_attr(ty.attr)
     }
 
     /// Whether `p` matches every value of `ty` (§9.12 coverage).
     pub(crate) fn covers(&mut self, ctx: &Ctx, p: &ast::Pattern, ty: &Ty) -> bool {
-        if ty.is_never() {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.covers_unguarded(ctx, p, ty))
+    }
+
+    fn covers_unguarded(&mut self, ctx: &Ctx, p: &ast::Pattern, ty: &Ty) -> bool {
+        if ty.is_never() || ty.is_error() {
             return true;
         }
         match &p.kind {
@@ -228,6 +328,9 @@ impl Checker<'_> {
 
     /// The residual type after an arm: the members the pattern covers are removed.
     pub(crate) fn subtract(&mut self, ctx: &Ctx, ty: &Ty, p: &ast::Pattern) -> Ty {
+        if ty.is_error() {
+            return Ty::never();
+        }
         let mut kept = Vec::new();
         if ty.is_unknown() {
             return if self.covers(ctx, p, ty) { Ty::never() } else { ty.clone() };
@@ -255,8 +358,10 @@ impl Checker<'_> {
                         let ty = match &f.pattern {
                             Some(inner) => self.pattern_annotation(ctx, inner),
                             None => {
-                                self.error(Code::K3013, ctx.file, f.name.span, format!("the field `{}` needs a type: write `{} => {}: <type>`", f.name.text, f.name.text, f.name.text));
-                                Ty::unknown()
+                                self.error(Code::K3013, ctx.file, f.name.span, format!("the field `{}` needs a type annotation", f.name.text))
+                                    .set_label("no type written")
+                                    .set_help(format!("write `{} => {}: <type>`", f.name.text, f.name.text));
+                                Ty::error()
                             }
                         };
                         Field { name: f.name.text.clone(), ty, optional: false }
@@ -264,11 +369,12 @@ impl Checker<'_> {
                     .collect();
                 Ty::object(fields, Rest::Open)
             }
-            PatternKind::Error => Ty::unknown(),
+            PatternKind::Error => Ty::error(),
             _ => {
                 self.error(Code::K3013, ctx.file, p.span, "this pattern needs a type annotation")
+                    .set_label("a type cannot be read off this pattern")
                     .set_help("annotate its variables (`x: integer`); constructor and literal patterns cannot supply a type");
-                Ty::unknown()
+                Ty::error()
             }
         }
     }

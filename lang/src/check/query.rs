@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::source::{FileId, Span};
-use crate::types::Ty;
+use crate::types::{GenArg, Ty};
 
 /// What the checker recorded about one expression.
 #[derive(Clone, Debug)]
@@ -17,9 +17,21 @@ pub struct ExprInfo {
 #[derive(Debug, Default)]
 pub struct Queries {
     exprs: HashMap<FileId, Vec<ExprInfo>>,
+    /// The solved generic arguments of each generic call or explicit application, by the span
+    /// of the call (or of the `f[…]` expression). The runtime derives native schemas from them.
+    instantiations: HashMap<(FileId, u32, u32), Vec<GenArg>>,
 }
 
 impl Queries {
+    pub(crate) fn record_instantiation(&mut self, file: FileId, span: Span, args: Vec<GenArg>) {
+        self.instantiations.insert((file, span.start, span.end), args);
+    }
+
+    /// The generic arguments solved (or written) at a call or explicit application.
+    pub fn instantiation(&self, file: FileId, span: Span) -> Option<&[GenArg]> {
+        self.instantiations.get(&(file, span.start, span.end)).map(Vec::as_slice)
+    }
+
     pub(crate) fn record(&mut self, file: FileId, span: Span, ty: &Ty) {
         self.exprs.entry(file).or_default().push(ExprInfo { span, ty: ty.clone() });
     }

@@ -17,12 +17,23 @@ impl Resolver<'_> {
             file: self.file,
             span: name.span,
             kind,
+            visible: Vec::new(),
         });
         match kind {
             LocalKind::Generic(_) => self.record(name.span, Resolution::Generic(id)),
             _ => self.record(name.span, Resolution::Local(id)),
         }
         id
+    }
+
+    /// Records that the bindings `ids` are in scope in `region` (for tools; see
+    /// [`LocalInfo::visible`]).
+    pub(super) fn visible_in(&mut self, ids: impl IntoIterator<Item = LocalId>, region: Span) {
+        for id in ids {
+            if let Some(local) = self.names.locals.get_mut(id.0 as usize) {
+                local.visible.push(region);
+            }
+        }
     }
 
     pub(super) fn duplicate(&mut self, what: &str, name: &str, span: Span, first: Span) {
@@ -256,6 +267,9 @@ impl Resolver<'_> {
                 self.sig_params(&d.params);
             }
         }
+        // An agent's generics were scoped by `agent`; the others' are still in `generics`.
+        let generics: Vec<LocalId> = self.generics.iter().map(|(_, id)| *id).collect();
+        self.visible_in(generics, decl.span());
     }
 
     /// The signature and body of a top-level or local agent (its name is bound by the caller).
@@ -263,7 +277,15 @@ impl Resolver<'_> {
         let (locals, generics) = (self.locals.len(), self.generics.len());
         let saved_jump = self.jump.take();
         self.generic_params(&a.generics);
+        let declared: Vec<LocalId> = self
+            .generics
+            .iter()
+            .skip(generics)
+            .map(|(_, id)| *id)
+            .collect();
+        self.visible_in(declared, a.span);
         let params = self.binding_params(&a.params, LocalKind::Param);
+        self.visible_in(params.iter().map(|(_, id)| *id), inside(&a.body));
         for t in a.ret.iter().chain(a.effects.iter()) {
             self.ty(t);
         }
@@ -344,17 +366,24 @@ impl Resolver<'_> {
     pub(super) fn block(&mut self, b: &ast::Block) {
         let mark = self.locals.len();
         for item in &b.items {
-            self.item(item);
+            self.item(item, b.span);
         }
         self.locals.truncate(mark);
     }
 
-    pub(super) fn item(&mut self, item: &ast::Item) {
+    /// One item of the block spanning `block`.
+    pub(super) fn item(&mut self, item: &ast::Item, block: Span) {
+        // What an item binds is visible to the following items only (§9.1).
+        let rest = Span {
+            start: item.span.end,
+            end: block.end,
+        };
         match &item.kind {
             ItemKind::Let { pattern, value } => {
                 self.expr(value);
                 let mut bound = Vec::new();
                 self.pattern(pattern, &mut bound);
+                self.visible_in(bound.iter().map(|(_, _, id)| *id), rest);
                 self.bring_into_scope(bound);
             }
             ItemKind::Use { binder, provider } => {
@@ -362,11 +391,18 @@ impl Resolver<'_> {
                 if let Some(pattern) = binder {
                     let mut bound = Vec::new();
                     self.pattern(pattern, &mut bound);
+                    self.visible_in(bound.iter().map(|(_, _, id)| *id), rest);
                     self.bring_into_scope(bound);
                 }
             }
             ItemKind::Agent(a) => {
                 let id = self.new_local(&a.name, LocalKind::LocalAgent);
+                // A local agent is visible from its own declaration on (§9.14).
+                let from = Span {
+                    start: a.span.start,
+                    end: block.end,
+                };
+                self.visible_in([id], from);
                 self.locals.push((a.name.text.clone(), id));
                 self.agent(a);
             }
@@ -526,6 +562,7 @@ impl Resolver<'_> {
                     let mark = self.locals.len();
                     let mut bound = Vec::new();
                     self.pattern(&arm.pattern, &mut bound);
+                    self.visible_in(bound.iter().map(|(_, _, id)| *id), body_region(&arm.body));
                     self.bring_into_scope(bound);
                     self.expr(&arm.body);
                     self.locals.truncate(mark);
@@ -538,6 +575,7 @@ impl Resolver<'_> {
                 let mark = self.locals.len();
                 let saved_jump = self.jump.take();
                 let params = self.binding_params(&a.params, LocalKind::Param);
+                self.visible_in(params.iter().map(|(_, id)| *id), inside(&a.body));
                 for t in a.ret.iter().chain(a.effects.iter()) {
                     self.ty(t);
                 }
@@ -623,10 +661,13 @@ impl Resolver<'_> {
     /// context (§9.16).
     pub(super) fn then_clause(&mut self, then: &ast::ThenClause, vars: &[(String, LocalId)]) {
         let mark = self.locals.len();
+        let region = inside(&then.body);
+        self.visible_in(vars.iter().map(|(_, id)| *id), region);
         self.locals.extend(vars.iter().cloned());
         if let Some(p) = &then.pattern {
             let mut bound = Vec::new();
             self.pattern(p, &mut bound);
+            self.visible_in(bound.iter().map(|(_, _, id)| *id), region);
             self.bring_into_scope(bound);
         }
         self.block(&then.body);
@@ -639,6 +680,9 @@ impl Resolver<'_> {
         let mark = self.locals.len();
         let mut bound = Vec::new();
         self.pattern(&f.pattern, &mut bound);
+        let region = inside(&f.body);
+        self.visible_in(vars.iter().map(|(_, id)| *id), region);
+        self.visible_in(bound.iter().map(|(_, _, id)| *id), region);
         self.locals.extend(vars.iter().cloned());
         self.bring_into_scope(bound);
         let outer = self.jump.replace(JumpCtx {
@@ -695,6 +739,9 @@ impl Resolver<'_> {
             }
             let mark = self.locals.len();
             let params = self.binding_params(&clause.params, LocalKind::ClauseParam);
+            let region = inside(&clause.body);
+            self.visible_in(vars.iter().map(|(_, id)| *id), region);
+            self.visible_in(params.iter().map(|(_, id)| *id), region);
             if let Some(t) = &clause.ret {
                 self.ty(t);
             }
@@ -711,5 +758,24 @@ impl Resolver<'_> {
         if let Some(then) = &h.then {
             self.then_clause(then, &vars);
         }
+    }
+}
+
+/// The inside of a block, between its braces: a reference there may start right after `{` or
+/// right before `}`.
+fn inside(b: &ast::Block) -> Span {
+    let start = b.span.start.saturating_add(1).min(b.span.end);
+    Span {
+        start,
+        end: b.span.end,
+    }
+}
+
+/// Where a match arm's bindings are visible: the inside of a block body, or the whole body
+/// expression.
+fn body_region(body: &Expr) -> Span {
+    match &body.kind {
+        ExprKind::Block(b) => inside(b),
+        _ => body.span,
     }
 }

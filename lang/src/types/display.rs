@@ -79,7 +79,7 @@ fn write_ty(env: &dyn TyEnv, ty: &Ty, out: &mut String, tight: bool) {
     let needs_parens = tight || attributed;
     match &ty.kind {
         TyKind::Never => out.push_str("never"),
-        TyKind::Unknown => out.push_str("unknown"),
+        TyKind::Unknown | TyKind::Error => out.push_str("unknown"),
         TyKind::Null => out.push_str("null"),
         TyKind::Boolean => out.push_str("boolean"),
         TyKind::Integer => out.push_str("integer"),

@@ -55,6 +55,9 @@ impl<'a> Lattice<'a> {
 
     /// The least upper bound, normalised into one member per layer.
     pub fn join(&mut self, a: &Ty, b: &Ty) -> Ty {
+        if a.is_error() || b.is_error() {
+            return Ty::error();
+        }
         if a.is_never() {
             return b.clone();
         }
@@ -117,12 +120,20 @@ impl<'a> Lattice<'a> {
     }
 
     fn insert_member(&mut self, members: &mut Vec<Ty>, m: Ty) {
-        if m.is_unknown() {
-            members.clear();
-            members.push(m);
+        if members.first().is_some_and(Ty::is_error) {
             return;
         }
-        if members.first().is_some_and(Ty::is_unknown) {
+        if m.is_error() || m.is_unknown() {
+            // `unknown` absorbs every member, keeping the most private attribute among them.
+            let attr = members.iter().fold(m.attr, |a, x| a.join(x.attr));
+            members.clear();
+            members.push(m.with_attr(attr));
+            return;
+        }
+        if let Some(first) = members.first_mut()
+            && first.is_unknown()
+        {
+            first.attr = first.attr.join(m.attr);
             return;
         }
         let l = layer(self.env, &m);
@@ -376,6 +387,9 @@ impl<'a> Lattice<'a> {
 
     /// The greatest lower bound (used for agent parameters and for narrowing).
     pub fn meet(&mut self, a: &Ty, b: &Ty) -> Ty {
+        if a.is_error() || b.is_error() {
+            return Ty::error();
+        }
         if a.is_unknown() {
             return b.clone().with_attr(a.attr.join(b.attr));
         }
@@ -586,7 +600,7 @@ impl<'a> Lattice<'a> {
             }
             return s == t;
         }
-        if s.is_never() {
+        if s.is_never() || s.is_error() || t.is_error() {
             return true;
         }
         if let TyKind::Union(ms) = &s.kind {
@@ -613,9 +627,15 @@ impl<'a> Lattice<'a> {
             {
                 return self.sub(s, &infer);
             }
-            return ms
-                .iter()
-                .any(|m| self.sub(s, &m.clone().with_attr(m.attr.join(t.attr))));
+            // The member in `s`'s own layer first; then the others (a data type may still fit
+            // an object member). A failed attempt leaves no inference bounds behind.
+            let own = layer(self.env, s);
+            let (same, others): (Vec<Ty>, Vec<Ty>) =
+                ms.into_iter().partition(|m| layer(self.env, m) == own);
+            return same.iter().chain(&others).any(|m| {
+                let m = m.clone().with_attr(m.attr.join(t.attr));
+                self.attempt(|lat| lat.sub(s, &m))
+            });
         }
         match (&s.kind, &t.kind) {
             (TyKind::Unknown, _) => false,
@@ -654,6 +674,9 @@ impl<'a> Lattice<'a> {
                 }
                 match (ra, rb) {
                     (Some(x), Some(y)) => self.sub(x, y),
+                    // No further positions: they are `never`, which is a lower bound for an
+                    // unknown element type (`array.reverse(target = [])` solves `T = never`).
+                    (None, Some(y)) => self.sub(&Ty::never(), y),
                     _ => true,
                 }
             }
@@ -684,6 +707,18 @@ impl<'a> Lattice<'a> {
             }
             _ => false,
         }
+    }
+
+    /// Runs a check whose inference bounds are kept only when it succeeds.
+    fn attempt(&mut self, check: impl FnOnce(&mut Self) -> bool) -> bool {
+        let snapshot = self.bounds.as_deref().cloned();
+        let ok = check(self);
+        if !ok
+            && let (Some(bounds), Some(snapshot)) = (self.bounds.as_deref_mut(), snapshot)
+        {
+            *bounds = snapshot;
+        }
+        ok
     }
 
     fn arg_sub(&mut self, v: Variance, x: &GenArg, y: &GenArg) -> bool {
@@ -747,7 +782,8 @@ impl<'a> Lattice<'a> {
                     }
                 }
                 match sr {
-                    Rest::Closed => true,
+                    // Like an empty tuple, a closed object gives `never` for its other keys.
+                    Rest::Closed => self.sub(&Ty::never(), y),
                     Rest::Open => self.sub(&Ty::unknown(), y),
                     Rest::Of(x) => self.sub(x, y),
                 }

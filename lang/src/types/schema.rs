@@ -37,7 +37,7 @@ pub fn input_schema(env: &dyn TyEnv, params: &Ty) -> Value {
 }
 
 /// A request's parameter object type and result type, instantiated with generic arguments.
-pub type RequestSig = dyn Fn(DeclId, &[GenArg]) -> (Ty, Ty);
+pub type RequestSig<'a> = dyn Fn(DeclId, &[GenArg]) -> (Ty, Ty) + 'a;
 
 /// The `requests` schema of an effect row: one `{"name","input","output"}` entry per request
 /// entry, sorted by qualified name, then one `{"$generic":"<name>"}` per uninstantiated effect
@@ -46,7 +46,7 @@ pub type RequestSig = dyn Fn(DeclId, &[GenArg]) -> (Ty, Ty);
 ///
 /// `request_sig` gives a request's parameter object type and result type instantiated with the
 /// entry's generic arguments.
-pub fn requests_schema(env: &dyn TyEnv, row: &Row, request_sig: &RequestSig) -> Value {
+pub fn requests_schema(env: &dyn TyEnv, row: &Row, request_sig: &RequestSig<'_>) -> Value {
     let mut named: Vec<(String, DeclId, &[GenArg])> = row
         .entries
         .iter()
@@ -171,7 +171,7 @@ impl Mapper<'_> {
             .build(),
             // An unsolved inference variable should not reach this point; `{}` is the honest
             // schema for "anything".
-            TyKind::Unknown | TyKind::Param(_) | TyKind::Infer(_) => any(),
+            TyKind::Unknown | TyKind::Error | TyKind::Param(_) | TyKind::Infer(_) => any(),
             TyKind::Null => Schema::of_type("null"),
             TyKind::Boolean => Schema::of_type("boolean"),
             TyKind::Integer => Schema::of_type("integer"),

@@ -91,6 +91,10 @@ pub enum TyKind {
     Infer(InferId),
     /// A normalised union: at least two members, one per layer, in canonical order.
     Union(Vec<Ty>),
+    /// The type of something whose checking already failed (an unresolved name, a type that did
+    /// not lower, a missing annotation). It is both top and bottom, so one mistake produces one
+    /// diagnostic; it renders as `unknown`.
+    Error,
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -264,6 +268,10 @@ impl Ty {
     pub fn infer(id: InferId) -> Ty {
         Ty::new(TyKind::Infer(id))
     }
+    /// The error type (see [`TyKind::Error`]).
+    pub fn error() -> Ty {
+        Ty::new(TyKind::Error)
+    }
 
     pub fn with_attr(mut self, attr: Attr) -> Ty {
         self.attr = attr;
@@ -276,6 +284,17 @@ impl Ty {
 
     pub fn is_unknown(&self) -> bool {
         matches!(self.kind, TyKind::Unknown)
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self.kind, TyKind::Error)
+    }
+
+    /// Whether the error type occurs anywhere in this type.
+    pub fn has_error(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |t| found |= t.is_error());
+        found
     }
 
     /// The members of a union, or the type itself.
@@ -407,7 +426,7 @@ pub fn layer(env: &dyn TyEnv, ty: &Ty) -> Layer {
         TyKind::Data { id, .. } => Layer::Data(env.qualified_name(*id), *id),
         TyKind::Param(g) => Layer::Generic(*g),
         TyKind::Infer(i) => Layer::Infer(*i),
-        TyKind::Union(_) => Layer::Top,
+        TyKind::Union(_) | TyKind::Error => Layer::Top,
     }
 }
 

@@ -1,0 +1,115 @@
+//! Callable values (`language.md` §8.5): top-level agents, closures, partial applications,
+//! requests, constructors, natives and minted MCP tools.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use katari_lang::resolve::DeclRef;
+use katari_lang::types::GenArg;
+
+use crate::ir::FunId;
+use crate::value::{Ctor, NonFinite, Privacy, Value, write_json_string};
+
+/// A minted MCP tool (the reactor implements it).
+pub trait Tool: Send + Sync + std::fmt::Debug {
+    /// The server's tool name.
+    fn name(&self) -> &str;
+    /// The wire object of §11.1 (`{"$tool": …}`), without the leading brace handling.
+    fn wire(&self) -> serde_json::Value;
+}
+
+#[derive(Debug)]
+pub enum Callable {
+    /// A top-level agent, with its explicit generic instantiation if any.
+    Agent {
+        fun: FunId,
+        decl: DeclRef,
+        name: Arc<str>,
+        generics: Option<Arc<Vec<GenArg>>>,
+    },
+    /// A local or anonymous agent with the values it captured.
+    Closure {
+        fun: FunId,
+        captures: Box<[Value]>,
+        id: u64,
+    },
+    /// A partial application: the callee and the supplied arguments; `holes` are the labels of
+    /// the residual's parameters.
+    Partial {
+        callee: Value,
+        supplied: Vec<(Arc<str>, Value)>,
+        holes: Vec<Arc<str>>,
+        id: u64,
+    },
+    Request {
+        decl: DeclRef,
+        name: Arc<str>,
+        generics: Option<Arc<Vec<GenArg>>>,
+    },
+    Constructor {
+        decl: DeclRef,
+        ctor: Arc<Ctor>,
+        generics: Option<Arc<Vec<GenArg>>>,
+    },
+    Native {
+        index: u32,
+        decl: DeclRef,
+        name: Arc<str>,
+        generics: Option<Arc<Vec<GenArg>>>,
+    },
+    Tool(Arc<dyn Tool>),
+}
+
+static NEXT_CLOSURE: AtomicU64 = AtomicU64::new(1);
+
+/// A process-local id for a closure or partial application (`{"$closure": id}`).
+pub fn next_closure_id() -> u64 {
+    NEXT_CLOSURE.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Callable {
+    /// The qualified name of a top-level callable; `None` for closures and partials.
+    pub fn qualified_name(&self) -> Option<&str> {
+        match self {
+            Callable::Agent { name, .. }
+            | Callable::Request { name, .. }
+            | Callable::Native { name, .. } => Some(name),
+            Callable::Constructor { ctor, .. } => Some(&ctor.name),
+            Callable::Tool(t) => Some(t.name()),
+            Callable::Closure { .. } | Callable::Partial { .. } => None,
+        }
+    }
+
+    fn decl_and_generics(&self) -> Option<(DeclRef, &Option<Arc<Vec<GenArg>>>)> {
+        match self {
+            Callable::Agent { decl, generics, .. }
+            | Callable::Request { decl, generics, .. }
+            | Callable::Constructor { decl, generics, .. }
+            | Callable::Native { decl, generics, .. } => Some((*decl, generics)),
+            _ => None,
+        }
+    }
+
+    /// Two references to the same declaration with the same instantiation (§8.3).
+    pub fn same_declaration(&self, other: &Callable) -> bool {
+        match (self.decl_and_generics(), other.decl_and_generics()) {
+            (Some((a, ga)), Some((b, gb))) => a == b && ga == gb,
+            _ => false,
+        }
+    }
+
+    pub(crate) fn write_wire(&self, out: &mut String, _privacy: Privacy) -> Result<(), NonFinite> {
+        match self {
+            Callable::Closure { id, .. } | Callable::Partial { id, .. } => {
+                out.push_str(&format!("{{\"$closure\":{id}}}"));
+            }
+            Callable::Tool(tool) => out.push_str(&tool.wire().to_string()),
+            other => {
+                out.push_str("{\"$agent\":");
+                write_json_string(out, other.qualified_name().unwrap_or_default());
+                out.push('}');
+            }
+        }
+        Ok(())
+    }
+}

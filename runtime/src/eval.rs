@@ -1,0 +1,753 @@
+//! The tree-walking evaluator (`language.md` §9): expressions over frames of slots, calls,
+//! requests searching the dynamic handler stack, clauses, jumps, and parallel forms.
+//!
+//! Non-local control (`return`, `next`, `break`, unhandled throws and panics) travels as the
+//! `Err` side of [`R`]; each construct catches the jumps aimed at it by their runtime id.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use katari_lang::ast::{BinOp, FilterTag, UnOp};
+
+use crate::callable::{Callable, next_closure_id};
+use crate::control::{Control, Ctl, panic};
+use crate::ir::{Clause, Expr, FunId, Handle, Pat, Stmt};
+use crate::machine::{Ctx, Escalation, HFrame};
+use crate::native::NativeCall;
+use crate::value::{DataValue, Record, V, Value, equal};
+
+pub type R = Result<Value, Ctl>;
+
+fn ctl(c: Control) -> Ctl {
+    Box::new(c)
+}
+
+fn id_of(v: &Value) -> u64 {
+    match v.v {
+        V::Int(n) => n as u64,
+        _ => 0,
+    }
+}
+
+impl Ctx {
+    // -------------------------------------------------------------------------------------
+    // Calls
+    // -------------------------------------------------------------------------------------
+
+    /// Calls any callable with labelled arguments (defaults are applied by the callee).
+    pub fn call(&mut self, callee: &Value, args: Vec<(Arc<str>, Value)>) -> R {
+        let V::Callable(c) = &callee.v else { return Err(panic("internal: call of a value that is not callable")) };
+        let result = match &**c {
+            Callable::Agent { fun, .. } => {
+                let args = self.order_args(*fun, &args);
+                self.call_fun(*fun, &[], args, None)
+            }
+            Callable::Closure { fun, captures, .. } => {
+                let args = self.order_args(*fun, &args);
+                self.call_fun(*fun, captures, args, Some(callee))
+            }
+            Callable::Partial { callee, supplied, holes, .. } => {
+                let mut merged: Vec<(Arc<str>, Value)> = supplied.clone();
+                for (label, value) in args {
+                    if holes.contains(&label) && !merged.iter().any(|(l, _)| *l == label) {
+                        merged.push((label, value));
+                    }
+                }
+                self.call(&callee.clone(), merged)
+            }
+            Callable::Request { decl, .. } => {
+                let Some(&r) = self.m.request_index.get(decl) else { return Err(panic("internal: unknown request")) };
+                let info = &self.m.requests[r as usize];
+                let ordered = info
+                    .params
+                    .iter()
+                    .zip(&info.defaults)
+                    .map(|(p, d)| args.iter().find(|(l, _)| l == p).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
+                    .collect();
+                self.perform(r, ordered)
+            }
+            Callable::Constructor { ctor, .. } => {
+                let fields = ctor
+                    .fields
+                    .iter()
+                    .zip(&ctor.defaults)
+                    .map(|(f, d)| args.iter().find(|(l, _)| l == f).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
+                    .collect();
+                Ok(Value::new(V::Data(Arc::new(DataValue { ctor: ctor.clone(), fields }))))
+            }
+            Callable::Native { index, generics, .. } => {
+                let params = &self.m.native_params[*index as usize];
+                let mut ordered: Vec<Value> = params
+                    .iter()
+                    .map(|(p, d)| args.iter().find(|(l, _)| l == p).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
+                    .collect();
+                let _ = generics;
+                self.native(*index, &mut ordered, &[])
+            }
+            Callable::Tool(_) => Err(panic("internal: MCP tools are not available in this build")),
+        };
+        result
+    }
+
+    /// Arranges labelled arguments in a function's parameter order.
+    fn order_args(&self, fun: FunId, args: &[(Arc<str>, Value)]) -> Vec<Option<Value>> {
+        self.m.funs[fun.0 as usize].params.iter().map(|p| args.iter().find(|(l, _)| *l == p.name).map(|(_, v)| v.clone())).collect()
+    }
+
+    /// Runs a function with captured values and positional arguments (`None`: absent).
+    pub(crate) fn call_fun(&mut self, fun: FunId, captures: &[Value], args: Vec<Option<Value>>, itself: Option<&Value>) -> R {
+        if self.depth >= self.m.max_depth {
+            return Err(self.raise_panic("call depth limit exceeded".into()));
+        }
+        if self.stopped() {
+            return Err(ctl(Control::Interrupted));
+        }
+        let m = self.m.clone();
+        let f = &m.funs[fun.0 as usize];
+        let mut frame = vec![Value::NULL; f.slots as usize];
+        for (slot, v) in f.capture_slots.iter().zip(captures) {
+            frame[*slot as usize] = v.clone();
+        }
+        if let (Some(slot), Some(v)) = (f.self_slot, itself) {
+            frame[slot as usize] = v.clone();
+        }
+        for (p, a) in f.params.iter().zip(args) {
+            let value = match a {
+                Some(v) => v,
+                None => p.default.clone().unwrap_or(Value::NULL),
+            };
+            match &p.pattern {
+                Some(pat) => {
+                    if !self.bind(&mut frame, pat, &value) {
+                        return Err(self.raise_panic("pattern did not match".into()));
+                    }
+                }
+                None => frame[p.slot as usize] = value,
+            }
+        }
+        let activation = match f.activation_slot {
+            Some(slot) => {
+                let id = self.fresh_id();
+                frame[slot as usize] = Value::int(id as f64);
+                id
+            }
+            None => 0,
+        };
+        self.depth += 1;
+        let result = self.eval(&mut frame, &f.body);
+        self.depth -= 1;
+        let result = match result {
+            Err(c) => match *c {
+                Control::Return { activation: a, value } if a == 0 || a == activation => Ok(value),
+                other => Err(Box::new(other)),
+            },
+            ok => ok,
+        };
+        match result {
+            Ok(v) if f.private => Ok(v.with_private(true)),
+            other => other,
+        }
+    }
+
+    fn native(&mut self, index: u32, args: &mut [Value], schemas: &[serde_json::Value]) -> R {
+        let f = self.m.natives[index as usize];
+        match f(self, NativeCall { args, schemas }) {
+            Err(c) => match *c {
+                Control::Panic(msg) => Err(self.raise_panic(msg)),
+                other => Err(Box::new(other)),
+            },
+            ok => ok,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.m.interrupted.load(Ordering::Relaxed) || self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Requests, handlers and panics
+    // -------------------------------------------------------------------------------------
+
+    /// Performs a request: the innermost handler frame with a clause for it answers; unhandled
+    /// requests escalate to the host (§9.18, §10.3).
+    pub(crate) fn perform(&mut self, request: u32, args: Vec<Value>) -> R {
+        let mut cur = self.handlers.clone();
+        while let Some(frame) = cur {
+            if let Some(ci) = frame.handle.clauses.iter().position(|c| c.request == request) {
+                return self.run_clause(&frame, ci, args);
+            }
+            cur = frame.parent.clone();
+        }
+        let m = self.m.clone();
+        let info = &m.requests[request as usize];
+        if Some(request) == m.throw_request {
+            return Err(ctl(Control::Throw(args.into_iter().next().unwrap_or(Value::NULL))));
+        }
+        let mut record = Record::new();
+        for (p, v) in info.params.iter().zip(args) {
+            record.insert(p.clone(), v);
+        }
+        let args = Value::record(record);
+        if info.never {
+            return Err(ctl(Control::Unhandled { request: info.name.clone(), args }));
+        }
+        match m.host.escalate(info, &args) {
+            Escalation::Answer(v) => Ok(v),
+            Escalation::NoAnswer => Err(ctl(Control::Unhandled { request: info.name.clone(), args })),
+            Escalation::BadAnswer(failures) => Err(ctl(Control::BadAnswer { request: info.name.clone(), failures })),
+        }
+    }
+
+    /// Runs a clause of `frame` outside the frame; `next` resumes, `break` leaves the frame.
+    fn run_clause(&mut self, frame: &Arc<HFrame>, ci: usize, args: Vec<Value>) -> R {
+        let clause = &frame.handle.clauses[ci];
+        let captures = &frame.captures[ci];
+        self.run_clause_body(frame, clause, captures, args, true)
+    }
+
+    fn run_clause_body(&mut self, frame: &Arc<HFrame>, clause: &Clause, captures: &[Value], args: Vec<Value>, resumes: bool) -> R {
+        let sequential = !frame.handle.parallel;
+        let guard = if sequential { Some(frame.state.lock().unwrap_or_else(|e| e.into_inner())) } else { None };
+        let state: Vec<Value> = match &guard {
+            Some(g) => (*g).clone(),
+            None => frame.state.lock().map(|g| g.clone()).unwrap_or_default(),
+        };
+        let mut all: Vec<Option<Value>> = args.into_iter().map(Some).collect();
+        all.extend(state.into_iter().map(Some));
+        let id = self.fresh_id();
+        let saved = std::mem::replace(&mut self.handlers, frame.parent.clone());
+        let result = self.call_clause_fun(clause, captures, all, id);
+        self.handlers = saved;
+        let apply = |updates: Vec<(u32, Value)>, guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| match guard {
+            Some(mut g) => {
+                for (i, v) in updates {
+                    if let Some(slot) = g.get_mut(i as usize) {
+                        *slot = v;
+                    }
+                }
+            }
+            None => {
+                if let Ok(mut g) = frame.state.lock() {
+                    for (i, v) in updates {
+                        if let Some(slot) = g.get_mut(i as usize) {
+                            *slot = v;
+                        }
+                    }
+                }
+            }
+        };
+        match result {
+            Ok(v) => {
+                drop(guard);
+                if resumes { Ok(v) } else { Err(ctl(Control::Break { target: frame.id, value: v })) }
+            }
+            Err(c) => match *c {
+                Control::Next { target, value, updates } if target == id => {
+                    apply(updates, guard);
+                    Ok(value)
+                }
+                Control::Break { target, value } if target == id => Err(ctl(Control::Break { target: frame.id, value })),
+                other => Err(Box::new(other)),
+            },
+        }
+    }
+
+    fn call_clause_fun(&mut self, clause: &Clause, captures: &[Value], args: Vec<Option<Value>>, id: u64) -> R {
+        let m = self.m.clone();
+        let f = &m.funs[clause.fun.0 as usize];
+        let mut frame = vec![Value::NULL; f.slots as usize];
+        for (slot, v) in f.capture_slots.iter().zip(captures) {
+            frame[*slot as usize] = v.clone();
+        }
+        for (p, a) in f.params.iter().zip(args) {
+            frame[p.slot as usize] = a.unwrap_or(Value::NULL);
+        }
+        frame[clause.target as usize] = Value::int(id as f64);
+        self.eval(&mut frame, &f.body)
+    }
+
+    /// A panic surfaced here: the nearest ambient `panic` clause handles it (§9.21).
+    pub(crate) fn raise_panic(&mut self, msg: Arc<str>) -> Ctl {
+        let mut cur = self.handlers.clone();
+        while let Some(frame) = cur {
+            if let (Some(clause), Some(captures)) = (&frame.handle.panic, &frame.panic_captures) {
+                let captures = captures.clone();
+                return match self.run_clause_body(&frame, clause, &captures, vec![Value::str(msg)], false) {
+                    Err(c) => c,
+                    Ok(_) => ctl(Control::Failed("internal: panic clause resumed".into())),
+                };
+            }
+            cur = frame.parent.clone();
+        }
+        ctl(Control::Failed(msg))
+    }
+
+    fn handle(&mut self, frame: &mut [Value], h: &Arc<Handle>) -> R {
+        let mut state = Vec::with_capacity(h.vars.len());
+        for v in &h.vars {
+            state.push(self.eval(frame, v)?);
+        }
+        let captures = h.clauses.iter().map(|c| take(frame, &c.captures)).collect();
+        let panic_captures = h.panic.as_ref().map(|c| take(frame, &c.captures));
+        let id = self.fresh_id();
+        let hf = Arc::new(HFrame { id, handle: h.clone(), captures, panic_captures, state: Mutex::new(state), parent: self.handlers.clone() });
+        let saved = std::mem::replace(&mut self.handlers, Some(hf.clone()));
+        let result = self.eval(frame, &h.body);
+        self.handlers = saved;
+        match result {
+            Ok(v) => match &h.then {
+                Some(then) => {
+                    let state = hf.state.lock().map(|g| g.clone()).unwrap_or_default();
+                    let captures = take(frame, &then.captures);
+                    let mut args = vec![Some(v)];
+                    args.extend(state.into_iter().map(Some));
+                    let tid = self.fresh_id();
+                    self.call_clause_fun(then, &captures, args, tid)
+                }
+                None => Ok(v),
+            },
+            Err(c) => match *c {
+                Control::Break { target, value } if target == id => Ok(value),
+                other => Err(Box::new(other)),
+            },
+        }
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Expressions
+    // -------------------------------------------------------------------------------------
+
+    pub(crate) fn eval(&mut self, frame: &mut [Value], e: &Expr) -> R {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(s) => Ok(frame[*s as usize].clone()),
+            Expr::Global(g) => Ok(self.m.globals[g.0 as usize].clone()),
+            Expr::Block(stmts, tail) => {
+                for s in stmts {
+                    match s {
+                        Stmt::Let(pat, value) => {
+                            let v = self.eval(frame, value)?;
+                            if !self.bind(frame, pat, &v) {
+                                return Err(self.raise_panic("pattern did not match".into()));
+                            }
+                        }
+                        Stmt::Expr(value) => {
+                            self.eval(frame, value)?;
+                        }
+                    }
+                }
+                self.eval(frame, tail)
+            }
+            Expr::CallFun { fun, args, private } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(match a {
+                        Some(a) => Some(self.eval(frame, a)?),
+                        None => None,
+                    });
+                }
+                let v = self.call_fun(*fun, &[], values, None)?;
+                Ok(if *private { v.with_private(true) } else { v })
+            }
+            Expr::CallNative { native, args, schemas, .. } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(self.eval(frame, a)?);
+                }
+                let schemas = schemas.clone();
+                self.native(*native, &mut values, &schemas)
+            }
+            Expr::Perform { request, args } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(self.eval(frame, a)?);
+                }
+                self.perform(*request, values)
+            }
+            Expr::Construct { ctor, args } => {
+                let mut fields = Vec::with_capacity(args.len());
+                for a in args {
+                    fields.push(self.eval(frame, a)?);
+                }
+                Ok(Value::new(V::Data(Arc::new(DataValue { ctor: ctor.clone(), fields }))))
+            }
+            Expr::CallValue { callee, args } => {
+                let c = self.eval(frame, callee)?;
+                let mut values = Vec::with_capacity(args.len());
+                for (l, a) in args {
+                    values.push((l.clone(), self.eval(frame, a)?));
+                }
+                self.call(&c, values)
+            }
+            Expr::Partial { callee, supplied, holes } => {
+                let c = self.eval(frame, callee)?;
+                let mut values = Vec::with_capacity(supplied.len());
+                for (l, a) in supplied {
+                    values.push((l.clone(), self.eval(frame, a)?));
+                }
+                Ok(Value::callable(Callable::Partial { callee: c, supplied: values, holes: holes.clone(), id: next_closure_id() }))
+            }
+            Expr::Binary(op, l, r) => {
+                let a = self.eval(frame, l)?;
+                let b = self.eval(frame, r)?;
+                match binary(*op, &a, &b) {
+                    Ok(v) => Ok(v),
+                    Err(msg) => Err(self.raise_panic(msg)),
+                }
+            }
+            Expr::Unary(op, x) => {
+                let a = self.eval(frame, x)?;
+                let p = a.private;
+                let v = match (op, &a.v) {
+                    (UnOp::Not, V::Bool(b)) => Value::bool(!b),
+                    (UnOp::Neg, V::Int(n)) => Value::int(if *n == 0.0 { 0.0 } else { -n }),
+                    (UnOp::Neg, V::Num(n)) => Value::num(-n),
+                    _ => return Err(self.raise_panic("internal: operand of the wrong kind".into())),
+                };
+                Ok(v.with_private(p))
+            }
+            Expr::Concat(parts) => {
+                let mut out = String::new();
+                let mut private = false;
+                for p in parts {
+                    let v = self.eval(frame, p)?;
+                    private |= v.private;
+                    if let V::Str(s) = &v.v {
+                        out.push_str(s);
+                    }
+                }
+                Ok(Value::str(out).with_private(private))
+            }
+            Expr::Field(target, key) => {
+                let t = self.eval(frame, target)?;
+                Ok(field(&t, key))
+            }
+            Expr::Tuple(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                for i in items {
+                    values.push(self.eval(frame, i)?);
+                }
+                Ok(Value::array(values))
+            }
+            Expr::ParallelTuple(items) => {
+                let results = self.parallel(frame, items.iter().map(|i| (i, None)).collect())?;
+                Ok(Value::array(results))
+            }
+            Expr::Record(entries) => {
+                let mut r = Record::with_capacity(entries.len());
+                for (k, e) in entries {
+                    let v = self.eval(frame, e)?;
+                    r.insert(k.clone(), v);
+                }
+                Ok(Value::record(r))
+            }
+            Expr::If(c, a, b) => {
+                let cond = self.eval(frame, c)?;
+                match cond.v {
+                    V::Bool(true) => self.eval(frame, a),
+                    _ => self.eval(frame, b),
+                }
+            }
+            Expr::Match(subject, arms) => {
+                let s = self.eval(frame, subject)?;
+                for (pat, body) in arms {
+                    if self.bind(frame, pat, &s) {
+                        return self.eval(frame, body);
+                    }
+                }
+                Err(self.raise_panic("non-exhaustive match".into()))
+            }
+            Expr::For(f) => self.for_loop(frame, f),
+            Expr::Closure { fun, captures } => {
+                let captured: Box<[Value]> = captures.iter().map(|s| frame[*s as usize].clone()).collect();
+                Ok(Value::callable(Callable::Closure { fun: *fun, captures: captured, id: next_closure_id() }))
+            }
+            Expr::Handle(h) => self.handle(frame, h),
+            Expr::Return(value, slot) => {
+                let v = self.eval(frame, value)?;
+                let activation = slot.map(|s| id_of(&frame[s as usize])).unwrap_or(0);
+                Err(ctl(Control::Return { activation, value: v }))
+            }
+            Expr::Next { target, value, updates } => {
+                let v = self.eval(frame, value)?;
+                let mut ups = Vec::with_capacity(updates.len());
+                for (i, e) in updates {
+                    ups.push((*i, self.eval(frame, e)?));
+                }
+                Err(ctl(Control::Next { target: id_of(&frame[*target as usize]), value: v, updates: ups }))
+            }
+            Expr::Break { target, value } => {
+                let v = self.eval(frame, value)?;
+                Err(ctl(Control::Break { target: id_of(&frame[*target as usize]), value: v }))
+            }
+            Expr::HandlerValue(_) => Err(self.raise_panic("internal: handler values applied explicitly are not supported yet (K4001)".into())),
+        }
+    }
+
+    fn for_loop(&mut self, frame: &mut [Value], f: &crate::ir::ForLoop) -> R {
+        let source = self.eval(frame, &f.source)?;
+        let V::Array(items) = &source.v else { return Err(self.raise_panic("internal: iterating a value that is not an array".into())) };
+        let items = items.clone();
+        for (slot, init) in &f.vars {
+            let v = self.eval(frame, init)?;
+            frame[*slot as usize] = v;
+        }
+        let id = self.fresh_id();
+        frame[f.target as usize] = Value::int(id as f64);
+        let mut results = Vec::with_capacity(items.len());
+        if f.parallel && items.len() > 1 {
+            let branches: Vec<(&Expr, Option<(&Pat, Value)>)> = items.iter().map(|item| (&f.body, Some((&f.pat, item.clone().with_private(source.private))))).collect();
+            match self.parallel(frame, branches) {
+                Ok(values) => results = values,
+                Err(c) => match *c {
+                    Control::Break { target, value } if target == id => return Ok(value),
+                    other => return Err(Box::new(other)),
+                },
+            }
+        } else {
+            for item in items.iter() {
+                if self.stopped() {
+                    return Err(ctl(Control::Interrupted));
+                }
+                let item = item.clone().with_private(source.private);
+                if !self.bind(frame, &f.pat, &item) {
+                    return Err(self.raise_panic("pattern did not match".into()));
+                }
+                match self.eval(frame, &f.body) {
+                    Ok(v) => results.push(v),
+                    Err(c) => match *c {
+                        Control::Next { target, value, updates } if target == id => {
+                            for (slot, v) in updates {
+                                frame[slot as usize] = v;
+                            }
+                            results.push(value);
+                        }
+                        Control::Break { target, value } if target == id => return Ok(value),
+                        other => return Err(Box::new(other)),
+                    },
+                }
+            }
+        }
+        let all = Value::array(results);
+        match &f.then {
+            Some((pat, body)) => {
+                if let Some(p) = pat
+                    && !self.bind(frame, p, &all)
+                {
+                    return Err(self.raise_panic("pattern did not match".into()));
+                }
+                self.eval(frame, body)
+            }
+            None => Ok(all),
+        }
+    }
+
+    /// Evaluates branches concurrently, each on its own thread with a copy of the frame;
+    /// results in source order. A failing branch cancels the others; its failure propagates.
+    fn parallel(&mut self, frame: &mut [Value], branches: Vec<(&Expr, Option<(&Pat, Value)>)>) -> Result<Vec<Value>, Ctl> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let n = branches.len();
+        let mut outcomes: Vec<Option<R>> = (0..n).map(|_| None).collect();
+        let base: Vec<Value> = frame.to_vec();
+        std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(n);
+            for (i, (body, binding)) in branches.into_iter().enumerate() {
+                let mut ctx = self.fork();
+                ctx.cancel = Some(cancel.clone());
+                let mut local = base.clone();
+                let cancel = cancel.clone();
+                let builder = std::thread::Builder::new().stack_size(crate::BRANCH_STACK);
+                let spawned = builder.spawn_scoped(scope, move || {
+                    if let Some((pat, item)) = &binding
+                        && !ctx.bind(&mut local, pat, item)
+                    {
+                        return Err(ctx.raise_panic("pattern did not match".into()));
+                    }
+                    let r = ctx.eval(&mut local, body);
+                    let r = match r {
+                        // A `next` aimed at this loop's iteration is its value.
+                        Err(c) if matches!(*c, Control::Next { .. }) && binding.is_some() => match *c {
+                            Control::Next { value, .. } => Ok(value),
+                            other => Err(Box::new(other)),
+                        },
+                        other => other,
+                    };
+                    if r.is_err() {
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                    r
+                });
+                handles.push((i, spawned));
+            }
+            for (i, h) in handles {
+                outcomes[i] = Some(match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| Err(ctl(Control::Failed("internal: a parallel branch crashed".into())))),
+                    Err(e) => Err(ctl(Control::Failed(format!("cannot start a parallel branch: {e}").into()))),
+                });
+            }
+        });
+        let mut values = Vec::with_capacity(n);
+        let mut failure: Option<Ctl> = None;
+        for o in outcomes.into_iter().flatten() {
+            match o {
+                Ok(v) => values.push(v),
+                Err(c) => {
+                    let interrupted = matches!(*c, Control::Interrupted);
+                    if failure.is_none() || (!interrupted && failure.as_ref().is_some_and(|f| matches!(**f, Control::Interrupted))) {
+                        failure = Some(c);
+                    }
+                }
+            }
+        }
+        match failure {
+            Some(f) => Err(f),
+            None => Ok(values),
+        }
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Patterns
+    // -------------------------------------------------------------------------------------
+
+    /// Matches a value against a pattern, binding slots; reading through a private container
+    /// gives private parts.
+    pub(crate) fn bind(&mut self, frame: &mut [Value], pat: &Pat, v: &Value) -> bool {
+        match pat {
+            Pat::Any => true,
+            Pat::Bind(s) => {
+                frame[*s as usize] = v.clone();
+                true
+            }
+            Pat::Lit(l) => equal(l, v),
+            Pat::Tuple(ps) => match &v.v {
+                V::Array(items) if items.len() == ps.len() => {
+                    let items = items.clone();
+                    ps.iter().zip(items.iter()).all(|(p, x)| self.bind(frame, p, &x.clone().with_private(v.private)))
+                }
+                _ => false,
+            },
+            Pat::Record(fields) => match &v.v {
+                V::Record(_) | V::Data(_) => fields.iter().all(|(k, p)| {
+                    let x = field(v, k);
+                    self.bind(frame, p, &x)
+                }),
+                _ => false,
+            },
+            Pat::Filter(tag, inner) => {
+                let ok = matches!(
+                    (tag, &v.v),
+                    (FilterTag::Null, V::Null)
+                        | (FilterTag::Boolean, V::Bool(_))
+                        | (FilterTag::Integer, V::Int(_))
+                        | (FilterTag::Number, V::Int(_) | V::Num(_))
+                        | (FilterTag::String, V::Str(_))
+                        | (FilterTag::File, V::File(_))
+                        | (FilterTag::Array, V::Array(_))
+                        | (FilterTag::Record, V::Record(_) | V::Data(_))
+                        | (FilterTag::Agent, V::Callable(_))
+                );
+                ok && self.bind(frame, inner, v)
+            }
+            Pat::Ctor(name, fields) => match &v.v {
+                V::Data(d) if d.ctor.name == *name => {
+                    let d = d.clone();
+                    fields.iter().all(|(i, p)| match d.fields.get(*i) {
+                        Some(x) => self.bind(frame, p, &x.clone().with_private(v.private)),
+                        None => false,
+                    })
+                }
+                _ => false,
+            },
+        }
+    }
+}
+
+fn take(frame: &[Value], slots: &[u32]) -> Vec<Value> {
+    slots.iter().map(|s| frame[*s as usize].clone()).collect()
+}
+
+/// `e.f`: a record key or data field; absent keys read `null` (§9.5).
+pub(crate) fn field(v: &Value, key: &str) -> Value {
+    let found = match &v.v {
+        V::Record(r) => r.get(key).cloned(),
+        V::Data(d) => d.ctor.fields.iter().position(|f| &**f == key).and_then(|i| d.fields.get(i).cloned()),
+        _ => None,
+    };
+    found.unwrap_or(Value::NULL).with_private(v.private)
+}
+
+/// The binary operators (`prelude.md` §3), inline: the same semantics as the natives.
+pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
+    let private = a.private || b.private;
+    let v = match op {
+        BinOp::Eq => Value::bool(equal(a, b)),
+        BinOp::NotEq => Value::bool(!equal(a, b)),
+        BinOp::And | BinOp::Or => match (&a.v, &b.v) {
+            (V::Bool(x), V::Bool(y)) => Value::bool(if op == BinOp::And { *x && *y } else { *x || *y }),
+            _ => return Err("internal: operand of the wrong kind".into()),
+        },
+        BinOp::Concat => match (&a.v, &b.v) {
+            (V::Str(x), V::Str(y)) => {
+                let mut s = String::with_capacity(x.len() + y.len());
+                s.push_str(x);
+                s.push_str(y);
+                Value::str(s)
+            }
+            _ => return Err("internal: operand of the wrong kind".into()),
+        },
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            let ord = match (&a.v, &b.v) {
+                (V::Int(x) | V::Num(x), V::Int(y) | V::Num(y)) => x.partial_cmp(y),
+                (V::Str(x), V::Str(y)) => Some(x.chars().cmp(y.chars())),
+                (V::Int(_) | V::Num(_), V::Str(_)) | (V::Str(_), V::Int(_) | V::Num(_)) => return Err("cannot compare a number with a string".into()),
+                _ => return Err("internal: operand of the wrong kind".into()),
+            };
+            use std::cmp::Ordering::*;
+            Value::bool(match (op, ord) {
+                (_, None) => false,
+                (BinOp::Lt, Some(o)) => o == Less,
+                (BinOp::Le, Some(o)) => o != Greater,
+                (BinOp::Gt, Some(o)) => o == Greater,
+                (_, Some(o)) => o != Less,
+            })
+        }
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+            let (x, xi) = match a.v {
+                V::Int(n) => (n, true),
+                V::Num(n) => (n, false),
+                _ => return Err("internal: operand of the wrong kind".into()),
+            };
+            let (y, yi) = match b.v {
+                V::Int(n) => (n, true),
+                V::Num(n) => (n, false),
+                _ => return Err("internal: operand of the wrong kind".into()),
+            };
+            let n = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => {
+                    if y == 0.0 {
+                        return Err("division by zero".into());
+                    }
+                    x / y
+                }
+                _ => {
+                    if y == 0.0 {
+                        return Err("modulo by zero".into());
+                    }
+                    floor_mod(x, y)
+                }
+            };
+            Value::arith(xi && yi, if n == 0.0 { 0.0 } else { n })
+        }
+    };
+    Ok(v.with_private(private))
+}
+
+/// Floor modulo computed exactly from the truncating remainder (§8.2).
+pub fn floor_mod(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    let r = if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r };
+    if r == 0.0 { 0.0 } else { r }
+}

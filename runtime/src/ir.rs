@@ -1,0 +1,203 @@
+//! The evaluated form of a program: functions with resolved slots, expressions that refer to
+//! locals by slot and to declarations by index. No names are looked up while running.
+
+use std::sync::Arc;
+
+use katari_lang::ast::{BinOp, FilterTag, UnOp};
+use katari_lang::resolve::DeclRef;
+
+use crate::value::{Ctor, Value};
+
+/// A function body: a top-level agent, a local or anonymous agent, a clause, a `then` block or
+/// a `use` continuation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct FunId(pub u32);
+
+/// An index into the table of global values (top-level callables).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct GlobalId(pub u32);
+
+pub type Slot = u32;
+
+#[derive(Debug)]
+pub struct Fun {
+    /// The qualified name of a top-level agent; empty for closures.
+    pub name: Arc<str>,
+    pub decl: Option<DeclRef>,
+    /// Where the captured values of a closure go, in capture order.
+    pub capture_slots: Vec<Slot>,
+    /// Where a recursive local agent finds itself.
+    pub self_slot: Option<Slot>,
+    pub params: Vec<Param>,
+    /// The frame size.
+    pub slots: u32,
+    /// Where the activation id goes, when a `return` inside a `use` continuation targets it.
+    pub activation_slot: Option<Slot>,
+    pub body: Expr,
+    /// The results of calls to a private agent are private (§8.6 rule 5).
+    pub private: bool,
+    pub doc: Arc<str>,
+}
+
+#[derive(Debug)]
+pub struct Param {
+    pub name: Arc<str>,
+    pub slot: Slot,
+    pub default: Option<Value>,
+    /// `x => pattern` parameters destructure after binding.
+    pub pattern: Option<Pat>,
+    /// Declared `of private`: marked private at dynamic entries (§8.6 rule 2).
+    pub private: bool,
+}
+
+#[derive(Debug)]
+pub enum Expr {
+    Const(Value),
+    Local(Slot),
+    Global(GlobalId),
+    /// A block: statements, then the value of the tail.
+    Block(Vec<Stmt>, Box<Expr>),
+    /// A call of a top-level agent known statically: arguments in parameter order (`None`:
+    /// absent, the default applies).
+    CallFun {
+        fun: FunId,
+        args: Vec<Option<Expr>>,
+        private: bool,
+    },
+    /// A call of a native known statically, arguments in parameter order (defaults filled).
+    CallNative {
+        native: u32,
+        args: Vec<Expr>,
+        schemas: Arc<Vec<serde_json::Value>>,
+        name: Arc<str>,
+    },
+    /// Performing a request known statically, arguments in parameter order.
+    Perform {
+        request: u32,
+        args: Vec<Expr>,
+    },
+    /// Building a data value.
+    Construct {
+        ctor: Arc<Ctor>,
+        args: Vec<Expr>,
+    },
+    /// A call through a value: labelled arguments.
+    CallValue {
+        callee: Box<Expr>,
+        args: Vec<(Arc<str>, Expr)>,
+    },
+    /// A partial application: labelled supplied arguments and the holed labels.
+    Partial {
+        callee: Box<Expr>,
+        supplied: Vec<(Arc<str>, Expr)>,
+        holes: Vec<Arc<str>>,
+    },
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    /// Template concatenation.
+    Concat(Vec<Expr>),
+    Field(Box<Expr>, Arc<str>),
+    Tuple(Vec<Expr>),
+    ParallelTuple(Vec<Expr>),
+    Record(Vec<(Arc<str>, Expr)>),
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    Match(Box<Expr>, Vec<(Pat, Expr)>),
+    For(Box<ForLoop>),
+    /// A closure: the function and the slots of the current frame it captures.
+    Closure {
+        fun: FunId,
+        captures: Vec<Slot>,
+    },
+    /// `use handler …` followed by the rest of the block.
+    Handle(Arc<Handle>),
+    /// `return`: to the innermost agent, or to the activation whose id is in the slot.
+    Return(Box<Expr>, Option<Slot>),
+    /// `next`/`break` to the target whose runtime id is in the slot.
+    Next {
+        target: Slot,
+        value: Box<Expr>,
+        updates: Vec<(u32, Expr)>,
+    },
+    Break {
+        target: Slot,
+        value: Box<Expr>,
+    },
+    /// A handler value applied explicitly (`handler[R, E] { … }`): an agent of `continuation`.
+    HandlerValue(Arc<Handle>),
+}
+
+#[derive(Debug)]
+pub enum Stmt {
+    /// Evaluate and bind by pattern (a plain `let x` is `Pat::Bind`).
+    Let(Pat, Expr),
+    /// Evaluate for effect.
+    Expr(Expr),
+}
+
+#[derive(Debug)]
+pub struct ForLoop {
+    pub parallel: bool,
+    pub source: Expr,
+    pub pat: Pat,
+    /// `var` state: slot and initializer.
+    pub vars: Vec<(Slot, Expr)>,
+    /// Holds the loop's runtime id for `next`/`break`.
+    pub target: Slot,
+    pub body: Expr,
+    /// `then (p) { … }`: the pattern for the iteration values and the block.
+    pub then: Option<(Option<Pat>, Expr)>,
+}
+
+#[derive(Debug)]
+pub struct Handle {
+    pub parallel: bool,
+    /// `var` state initializers, in order.
+    pub vars: Vec<Expr>,
+    pub clauses: Vec<Clause>,
+    /// The ambient panic clause, if written.
+    pub panic: Option<Clause>,
+    /// The handled computation (the rest of the block), evaluated in the current frame.
+    pub body: Expr,
+    /// `then`: a closure run with the result and the final state.
+    pub then: Option<Clause>,
+}
+
+/// A clause or `then` body: a closure whose parameters are the request's declared parameters
+/// (in declaration order) followed by the `var` state, plus its jump target slot.
+#[derive(Debug)]
+pub struct Clause {
+    /// The request handled (an index into the request table); unused for `then` and panic.
+    pub request: u32,
+    pub fun: FunId,
+    pub captures: Vec<Slot>,
+    /// The slot of the clause's frame that holds its invocation id (for `next`/`break`).
+    pub target: Slot,
+}
+
+#[derive(Debug, Clone)]
+pub enum Pat {
+    Any,
+    Bind(Slot),
+    /// Bind and keep matching (`x: T` is a bind; the annotation has no runtime meaning).
+    Lit(Value),
+    Tuple(Vec<Pat>),
+    Record(Vec<(Arc<str>, Pat)>),
+    Filter(FilterTag, Box<Pat>),
+    Ctor(Arc<str>, Vec<(usize, Pat)>),
+}
+
+/// A request known to the runtime.
+#[derive(Debug)]
+pub struct RequestInfo {
+    pub decl: DeclRef,
+    pub name: Arc<str>,
+    pub params: Vec<Arc<str>>,
+    pub defaults: Vec<Option<Value>>,
+    pub doc: Arc<str>,
+    /// The declared return type is `never` (cannot be answered).
+    pub never: bool,
+    /// The JSON Schema of the (generic-free) return type, for validating answers.
+    pub answer_schema: serde_json::Value,
+    /// The return type rendered in the surface syntax, for escalation prompts.
+    pub answer_type: String,
+}

@@ -1,0 +1,915 @@
+//! Lowering: the resolved, checked syntax tree becomes the evaluated form — functions with
+//! frame slots, calls bound to their targets, captured variables listed per closure.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use katari_lang::ast::{self, ExprKind, ItemKind, LitKind, PatternKind};
+use katari_lang::check::{Checked, DeclInfo};
+use katari_lang::load::{ModuleId, Program};
+use katari_lang::resolve::{DeclRef, JumpTarget, LocalId, Resolution};
+use katari_lang::source::{FileId, Span};
+use katari_lang::types::{self, Field, GenArg, GenericId, Subst, Ty, TyEnv, Variance};
+
+use crate::callable::Callable;
+use crate::ir::*;
+use crate::machine::{Host, Machine, Metadata};
+use crate::native::{NativeFn, NativeTable};
+use crate::value::{Ctor, Value};
+
+/// A type environment over the checker's results (for schemas and renderings).
+pub struct Env<'a> {
+    pub checked: &'a Checked,
+}
+
+impl TyEnv for Env<'_> {
+    fn qualified_name(&self, id: DeclRef) -> String {
+        self.checked.names.get(&id).cloned().unwrap_or_default()
+    }
+
+    fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {
+        match self.checked.decls.get(&id) {
+            Some(DeclInfo::Data { generics, fields, .. }) => {
+                let mut subst = Subst::default();
+                for (g, a) in generics.iter().zip(args) {
+                    subst.generics.insert(*g, a.clone());
+                }
+                fields.iter().map(|f| Field { name: f.name.clone(), ty: subst.ty(&f.ty), optional: false }).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn variances(&self, id: DeclRef) -> Vec<Variance> {
+        match self.checked.decls.get(&id) {
+            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => variances.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn generic_name(&self, id: GenericId) -> String {
+        self.checked.generics.get(&id).map(|g| g.name.clone()).unwrap_or_default()
+    }
+
+    fn generic_bound(&self, id: GenericId) -> Ty {
+        self.checked.generics.get(&id).and_then(|g| g.bound.clone()).unwrap_or_else(Ty::unknown)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Key {
+    Local(LocalId),
+    /// The runtime id of a `for` loop or clause invocation, by the span start of its construct.
+    Target(FileId, u32),
+    /// The activation id of the agent at this depth of the function stack.
+    Activation(usize),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum FnKind {
+    Agent,
+    Continuation,
+    Clause,
+}
+
+struct FnCx {
+    kind: FnKind,
+    slots: u32,
+    map: HashMap<Key, Slot>,
+    captures: Vec<(Key, Slot)>,
+    activation: Option<Slot>,
+}
+
+impl FnCx {
+    fn new(kind: FnKind) -> FnCx {
+        FnCx { kind, slots: 0, map: HashMap::new(), captures: Vec::new(), activation: None }
+    }
+
+    fn alloc(&mut self) -> Slot {
+        self.slots += 1;
+        self.slots - 1
+    }
+}
+
+struct Lowering<'a> {
+    program: &'a Program,
+    checked: &'a Checked,
+    funs: Vec<Option<Fun>>,
+    agent_funs: HashMap<DeclRef, FunId>,
+    globals: Vec<Value>,
+    global_of: HashMap<DeclRef, GlobalId>,
+    requests: Vec<RequestInfo>,
+    request_of: HashMap<DeclRef, u32>,
+    ctors: HashMap<DeclRef, Arc<Ctor>>,
+    natives: Vec<NativeFn>,
+    native_names: Vec<Arc<str>>,
+    native_params: Vec<Vec<(Arc<str>, Option<Value>)>>,
+    native_of: HashMap<DeclRef, u32>,
+    stack: Vec<FnCx>,
+    file: FileId,
+    module: ModuleId,
+    /// The `var`s of the handler whose clause is being lowered (for `next … with`).
+    clause_vars: Vec<Option<LocalId>>,
+}
+
+/// Lowers a checked program. `deferred` natives (declared but implemented by a later part of
+/// the runtime) panic with a clear message when called.
+pub fn lower(program: &Program, checked: &Checked, table: &NativeTable, deferred: NativeFn, host: Arc<dyn Host>) -> Machine {
+    let mut l = Lowering {
+        program,
+        checked,
+        funs: Vec::new(),
+        agent_funs: HashMap::new(),
+        globals: Vec::new(),
+        global_of: HashMap::new(),
+        requests: Vec::new(),
+        request_of: HashMap::new(),
+        ctors: HashMap::new(),
+        natives: Vec::new(),
+        native_names: Vec::new(),
+        native_params: Vec::new(),
+        native_of: HashMap::new(),
+        stack: Vec::new(),
+        file: FileId::default(),
+        module: ModuleId::default(),
+        clause_vars: Vec::new(),
+    };
+    l.declare(table, deferred);
+    // Bodies.
+    for (mi, module) in program.modules.iter().enumerate() {
+        for (di, decl) in module.ast.decls.iter().enumerate() {
+            if let ast::Decl::Agent(a) = decl {
+                let r = DeclRef { module: ModuleId(mi as u32), index: di as u32 };
+                l.file = module.file;
+                l.module = ModuleId(mi as u32);
+                l.top_agent(r, a);
+            }
+        }
+    }
+    let env = Env { checked };
+    let mut metadata = HashMap::new();
+    let mut by_name = HashMap::new();
+    for (r, g) in &l.global_of {
+        let name: Arc<str> = checked.names.get(r).cloned().unwrap_or_default().into();
+        by_name.insert(name.clone(), l.globals[g.0 as usize].clone());
+        if let Some(sig) = checked.signatures.get(r) {
+            let requests = types::schema::requests_schema(&env, &sig.row, &|req: DeclRef, args: &[GenArg]| request_sig(checked, req, args));
+            metadata.insert(
+                name.clone(),
+                Metadata {
+                    name: name.clone(),
+                    description: sig.doc.clone().into(),
+                    input: types::schema::input_schema(&env, &sig.param_ty()),
+                    output: types::schema::schema_of(&env, &sig.ret),
+                    requests,
+                },
+            );
+        }
+    }
+    let ctors = l.ctors.values().map(|c| (c.name.clone(), c.clone())).collect();
+    let throw_request = program.module_by_name("prelude").and_then(|m| program.names.value(m, "throw")).and_then(|r| l.request_of.get(&r).copied());
+    Machine {
+        funs: l.funs.into_iter().map(|f| f.unwrap_or_else(empty_fun)).collect(),
+        globals: l.globals,
+        requests: l.requests,
+        natives: l.natives,
+        native_names: l.native_names,
+        native_params: l.native_params,
+        request_index: l.request_of,
+        ctors,
+        by_name,
+        metadata,
+        throw_request,
+        host,
+        interrupted: AtomicBool::new(false),
+        closures: Mutex::new(HashMap::new()),
+        max_depth: 20_000,
+    }
+}
+
+/// The parameter object and result of a request instantiated with `args`.
+fn request_sig(checked: &Checked, req: DeclRef, args: &[GenArg]) -> (Ty, Ty) {
+    match checked.signatures.get(&req) {
+        Some(sig) => {
+            let mut subst = Subst::default();
+            for (g, a) in sig.generics.iter().zip(args) {
+                subst.generics.insert(*g, a.clone());
+            }
+            (subst.ty(&sig.param_ty()), subst.ty(&sig.ret))
+        }
+        None => (Ty::unknown(), Ty::unknown()),
+    }
+}
+
+fn empty_fun() -> Fun {
+    Fun {
+        name: "".into(),
+        decl: None,
+        capture_slots: Vec::new(),
+        self_slot: None,
+        params: Vec::new(),
+        slots: 0,
+        activation_slot: None,
+        body: Expr::Const(Value::NULL),
+        private: false,
+        doc: "".into(),
+    }
+}
+
+/// A literal as a value.
+pub fn literal(lit: &LitKind) -> Value {
+    match lit {
+        LitKind::Null => Value::NULL,
+        LitKind::Bool(b) => Value::bool(*b),
+        LitKind::Int(n) => Value::int(*n),
+        LitKind::Number(n) => Value::num(*n),
+        LitKind::Str(s) => Value::str(s.as_str()),
+    }
+}
+
+impl<'a> Lowering<'a> {
+    /// Globals for every top-level callable; requests, constructors and natives.
+    fn declare(&mut self, table: &NativeTable, deferred: NativeFn) {
+        let program = self.program;
+        for (mi, module) in program.modules.iter().enumerate() {
+            for (di, decl) in module.ast.decls.iter().enumerate() {
+                let r = DeclRef { module: ModuleId(mi as u32), index: di as u32 };
+                let name: Arc<str> = self.checked.names.get(&r).cloned().unwrap_or_default().into();
+                let value = match decl {
+                    ast::Decl::Agent(_) => {
+                        let fun = FunId(self.funs.len() as u32);
+                        self.funs.push(None);
+                        self.agent_funs.insert(r, fun);
+                        Callable::Agent { fun, decl: r, name, generics: None }
+                    }
+                    ast::Decl::Request(d) => {
+                        let index = self.requests.len() as u32;
+                        let sig = self.checked.signatures.get(&r);
+                        let env = Env { checked: self.checked };
+                        let (answer_schema, answer_type, never) = match sig {
+                            Some(s) => (types::schema::schema_of(&env, &s.ret), types::render_ty(&env, &s.ret), s.ret.is_never()),
+                            None => (serde_json::json!({}), "unknown".into(), false),
+                        };
+                        self.requests.push(RequestInfo {
+                            decl: r,
+                            name: name.clone(),
+                            params: d.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect(),
+                            defaults: d.params.iter().map(|p| p.default.as_ref().map(|l| literal(&l.kind))).collect(),
+                            doc: d.doc.as_ref().map(|d| d.text.as_str()).unwrap_or_default().into(),
+                            never,
+                            answer_schema,
+                            answer_type,
+                        });
+                        self.request_of.insert(r, index);
+                        Callable::Request { decl: r, name, generics: None }
+                    }
+                    ast::Decl::Data(d) => {
+                        let ctor = Arc::new(Ctor {
+                            name: name.clone(),
+                            fields: d.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect(),
+                            defaults: d.params.iter().map(|p| p.default.as_ref().map(|l| literal(&l.kind))).collect(),
+                        });
+                        self.ctors.insert(r, ctor.clone());
+                        Callable::Constructor { decl: r, ctor, generics: None }
+                    }
+                    ast::Decl::Primitive(ast::PrimitiveDecl { params, .. }) | ast::Decl::External(ast::ExternalDecl { params, .. }) => {
+                        let index = self.natives.len() as u32;
+                        self.natives.push(table.get(&name).unwrap_or(deferred));
+                        self.native_names.push(name.clone());
+                        self.native_params.push(params.iter().map(|p| (Arc::from(p.name.text.as_str()), p.default.as_ref().map(|l| literal(&l.kind)))).collect());
+                        self.native_of.insert(r, index);
+                        Callable::Native { index, decl: r, name, generics: None }
+                    }
+                    ast::Decl::Import(_) | ast::Decl::Synonym(_) => continue,
+                };
+                self.global_of.insert(r, GlobalId(self.globals.len() as u32));
+                self.globals.push(Value::callable(value));
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Functions and slots
+    // -----------------------------------------------------------------------------------
+
+    fn cx(&mut self) -> &mut FnCx {
+        let last = self.stack.len() - 1;
+        &mut self.stack[last]
+    }
+
+    fn new_slot(&mut self, key: Key) -> Slot {
+        let cx = self.cx();
+        let slot = cx.alloc();
+        cx.map.insert(key, slot);
+        slot
+    }
+
+    fn temp_slot(&mut self) -> Slot {
+        self.cx().alloc()
+    }
+
+    /// The slot of a key in the current function, capturing it from enclosing functions.
+    fn slot_of(&mut self, key: Key) -> Option<Slot> {
+        let depth = self.stack.len().checked_sub(1)?;
+        let owner = (0..=depth).rev().find(|&i| self.stack[i].map.contains_key(&key))?;
+        for j in owner + 1..=depth {
+            if !self.stack[j].map.contains_key(&key) {
+                let slot = self.stack[j].alloc();
+                self.stack[j].map.insert(key, slot);
+                self.stack[j].captures.push((key, slot));
+            }
+        }
+        self.stack[depth].map.get(&key).copied()
+    }
+
+    fn local_key(&self, span: Span) -> Option<Key> {
+        match self.program.names.get(self.file, span) {
+            Some(Resolution::Local(id)) => Some(Key::Local(id)),
+            _ => None,
+        }
+    }
+
+    /// Finishes the innermost function: its captures, as slots of the enclosing function.
+    fn finish(&mut self, body: Expr, params: Vec<Param>, name: Arc<str>, decl: Option<DeclRef>, private: bool, doc: Arc<str>, self_slot: Option<Slot>) -> (FunId, Vec<Slot>) {
+        let cx = self.stack.pop().unwrap_or_else(|| FnCx::new(FnKind::Agent));
+        let capture_slots: Vec<Slot> = cx.captures.iter().map(|(_, s)| *s).collect();
+        let keys: Vec<Key> = cx.captures.iter().map(|(k, _)| *k).collect();
+        let fun = Fun { name, decl, capture_slots, self_slot, params, slots: cx.slots, activation_slot: cx.activation, body, private, doc };
+        let id = match decl.and_then(|d| self.agent_funs.get(&d).copied()) {
+            Some(id) => {
+                self.funs[id.0 as usize] = Some(fun);
+                id
+            }
+            None => {
+                self.funs.push(Some(fun));
+                FunId(self.funs.len() as u32 - 1)
+            }
+        };
+        let outer: Vec<Slot> = keys.into_iter().filter_map(|k| self.slot_of(k)).collect();
+        (id, outer)
+    }
+
+    fn top_agent(&mut self, r: DeclRef, a: &ast::AgentDecl) {
+        self.stack.push(FnCx::new(FnKind::Agent));
+        let params = self.params(&a.params, Some(r));
+        let body = self.block(&a.body.items);
+        let name: Arc<str> = self.checked.names.get(&r).cloned().unwrap_or_default().into();
+        let doc: Arc<str> = a.doc.as_ref().map(|d| d.text.as_str()).unwrap_or_default().into();
+        self.finish(body, params, name, Some(r), a.private, doc, None);
+    }
+
+    fn params(&mut self, params: &[ast::Param], decl: Option<DeclRef>) -> Vec<Param> {
+        let sig = decl.and_then(|d| self.checked.signatures.get(&d));
+        params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let private = sig.and_then(|s| s.params.get(i)).is_some_and(|s| s.ty.attr.is_private());
+                match &p.kind {
+                    ast::ParamKind::Plain { default, .. } => {
+                        let slot = match self.local_key(p.name.span) {
+                            Some(k) => self.new_slot(k),
+                            None => self.temp_slot(),
+                        };
+                        Param { name: p.name.text.as_str().into(), slot, default: default.as_ref().map(|l| literal(&l.kind)), pattern: None, private }
+                    }
+                    ast::ParamKind::Destructure(pattern) => {
+                        let slot = self.temp_slot();
+                        let pat = self.pattern(pattern);
+                        Param { name: p.name.text.as_str().into(), slot, default: None, pattern: Some(pat), private }
+                    }
+                }
+            })
+            .collect()
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Blocks
+    // -----------------------------------------------------------------------------------
+
+    fn block(&mut self, items: &[ast::Item]) -> Expr {
+        let mut stmts = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let last = i + 1 == items.len();
+            match &item.kind {
+                ItemKind::Let { pattern, value } => {
+                    let v = self.expr(value);
+                    let p = self.pattern(pattern);
+                    stmts.push(Stmt::Let(p, v));
+                    if last {
+                        return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
+                    }
+                }
+                ItemKind::Use { binder, provider } => {
+                    let tail = self.use_stmt(binder.as_ref(), provider, &items[i + 1..]);
+                    return Expr::Block(stmts, Box::new(tail));
+                }
+                ItemKind::Agent(decl) => {
+                    let slot = match self.local_key(decl.name.span) {
+                        Some(k) => self.new_slot(k),
+                        None => self.temp_slot(),
+                    };
+                    let closure = self.local_agent(decl);
+                    stmts.push(Stmt::Let(Pat::Bind(slot), closure));
+                    if last {
+                        return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
+                    }
+                }
+                ItemKind::Expr(e) => {
+                    let v = self.expr(e);
+                    if last {
+                        return Expr::Block(stmts, Box::new(v));
+                    }
+                    stmts.push(Stmt::Expr(v));
+                }
+                ItemKind::Return(e) => {
+                    let v = e.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::Const(Value::NULL));
+                    let target = self.return_target();
+                    stmts.push(Stmt::Expr(Expr::Return(Box::new(v), target)));
+                    return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
+                }
+                ItemKind::Next { value, updates } => {
+                    let v = value.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::Const(Value::NULL));
+                    let jump = self.jump(item.span, updates.as_deref().unwrap_or_default(), v, true);
+                    stmts.push(Stmt::Expr(jump));
+                    return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
+                }
+                ItemKind::Break(value) => {
+                    let v = value.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::Const(Value::NULL));
+                    let jump = self.jump(item.span, &[], v, false);
+                    stmts.push(Stmt::Expr(jump));
+                    return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
+                }
+            }
+        }
+        Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)))
+    }
+
+    fn return_target(&mut self) -> Option<Slot> {
+        if self.stack.last().is_some_and(|c| c.kind == FnKind::Agent) {
+            return None;
+        }
+        let agent = self.stack.iter().rposition(|c| c.kind == FnKind::Agent)?;
+        if self.stack[agent].activation.is_none() {
+            let slot = self.stack[agent].alloc();
+            self.stack[agent].activation = Some(slot);
+            self.stack[agent].map.insert(Key::Activation(agent), slot);
+        }
+        self.slot_of(Key::Activation(agent))
+    }
+
+    /// `next`/`break`: the target slot and, for `next … with`, the updates (slots of a `for`'s
+    /// vars, or indices into a handler's state).
+    fn jump(&mut self, item_span: Span, updates: &[ast::Modifier], value: Expr, is_next: bool) -> Expr {
+        let Some(target) = self.program.names.jump(self.file, item_span) else { return Expr::Const(Value::NULL) };
+        let span = match target {
+            JumpTarget::For(s) | JumpTarget::Clause(s) => s,
+        };
+        let Some(slot) = self.slot_of(Key::Target(self.file, span.start)) else { return Expr::Const(Value::NULL) };
+        if !is_next {
+            return Expr::Break { target: slot, value: Box::new(value) };
+        }
+        let mut ups = Vec::new();
+        for m in updates {
+            let e = self.expr(&m.value);
+            let index = match (target, self.program.names.get(self.file, m.name.span)) {
+                (JumpTarget::For(_), Some(Resolution::Local(id))) => self.slot_of(Key::Local(id)),
+                (JumpTarget::Clause(_), Some(Resolution::Local(id))) => self.var_index(id),
+                _ => None,
+            };
+            if let Some(i) = index {
+                ups.push((i, e));
+            }
+        }
+        Expr::Next { target: slot, value: Box::new(value), updates: ups }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Expressions
+    // -----------------------------------------------------------------------------------
+
+    fn expr(&mut self, e: &ast::Expr) -> Expr {
+        match &e.kind {
+            ExprKind::Lit(l) => Expr::Const(literal(l)),
+            ExprKind::Template(parts) => Expr::Concat(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        ast::TemplatePart::Text(t, _) => Expr::Const(Value::str(t.as_str())),
+                        ast::TemplatePart::Interp(e) => self.expr(e),
+                    })
+                    .collect(),
+            ),
+            ExprKind::Name(name) => self.name(name),
+            ExprKind::Field { target, field } => {
+                if let ExprKind::Name(q) = &target.kind
+                    && let Some(Resolution::Module(_)) = self.program.names.get(self.file, q.span)
+                {
+                    return self.name(field);
+                }
+                let t = self.expr(target);
+                Expr::Field(Box::new(t), field.text.as_str().into())
+            }
+            ExprKind::Call { callee, args } => self.call(e.span, callee, args, None),
+            ExprKind::TypeApply { callee, .. } => self.expr(callee),
+            ExprKind::Binary { op, left, right } => Expr::Binary(*op, Box::new(self.expr(left)), Box::new(self.expr(right))),
+            ExprKind::Unary { op, operand } => Expr::Unary(*op, Box::new(self.expr(operand))),
+            ExprKind::If { cond, then, otherwise } => {
+                let c = self.expr(cond);
+                let a = self.block(&then.items);
+                let b = otherwise.as_ref().map(|o| self.expr(o)).unwrap_or(Expr::Const(Value::NULL));
+                Expr::If(Box::new(c), Box::new(a), Box::new(b))
+            }
+            ExprKind::Match { subject, arms } => {
+                let s = self.expr(subject);
+                let arms = arms.iter().map(|a| (self.pattern(&a.pattern), self.expr(&a.body))).collect();
+                Expr::Match(Box::new(s), arms)
+            }
+            ExprKind::For(f) => self.for_loop(e.span, f),
+            ExprKind::ParallelTuple(items) => Expr::ParallelTuple(items.iter().map(|i| self.expr(i)).collect()),
+            ExprKind::Tuple(items) => Expr::Tuple(items.iter().map(|i| self.expr(i)).collect()),
+            ExprKind::Handler(h) => {
+                // Applied explicitly (`handler[R, E] { … }`) rather than under `use`.
+                let _ = h;
+                Expr::HandlerValue(Arc::new(Handle { parallel: false, vars: Vec::new(), clauses: Vec::new(), panic: None, body: Expr::Const(Value::NULL), then: None }))
+            }
+            ExprKind::Agent(a) => {
+                self.stack.push(FnCx::new(FnKind::Agent));
+                let params = self.params(&a.params, None);
+                let body = self.block(&a.body.items);
+                let (fun, captures) = self.finish(body, params, "".into(), None, a.private, "".into(), None);
+                Expr::Closure { fun, captures }
+            }
+            ExprKind::Record(entries) => Expr::Record(entries.iter().map(|en| (Arc::from(en.key.as_str()), self.expr(&en.value))).collect()),
+            ExprKind::Block(b) => self.block(&b.items),
+            ExprKind::Error => Expr::Const(Value::NULL),
+        }
+    }
+
+    fn name(&mut self, name: &ast::Ident) -> Expr {
+        match self.program.names.get(self.file, name.span) {
+            Some(Resolution::Local(id)) => match self.slot_of(Key::Local(id)) {
+                Some(s) => Expr::Local(s),
+                None => Expr::Const(Value::NULL),
+            },
+            Some(Resolution::Global(r)) => match self.global_of.get(&r) {
+                Some(g) => Expr::Global(*g),
+                None => Expr::Const(Value::NULL),
+            },
+            _ => Expr::Const(Value::NULL),
+        }
+    }
+
+    /// The declaration a callee expression names statically, if any, and the span its
+    /// instantiation is recorded under.
+    fn static_callee(&self, callee: &ast::Expr, call_span: Span) -> Option<(DeclRef, Span)> {
+        match &callee.kind {
+            ExprKind::Name(n) => match self.program.names.get(self.file, n.span) {
+                Some(Resolution::Global(r)) => Some((r, call_span)),
+                _ => None,
+            },
+            ExprKind::Field { target, field } => match &target.kind {
+                ExprKind::Name(q) if matches!(self.program.names.get(self.file, q.span), Some(Resolution::Module(_))) => {
+                    match self.program.names.get(self.file, field.span) {
+                        Some(Resolution::Global(r)) => Some((r, call_span)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            ExprKind::TypeApply { callee: inner, .. } => self.static_callee(inner, call_span),
+            _ => None,
+        }
+    }
+
+    fn call(&mut self, span: Span, callee: &ast::Expr, args: &[ast::Arg], continuation: Option<Expr>) -> Expr {
+        let holes: Vec<Arc<str>> = args.iter().filter(|a| a.value.is_none()).map(|a| Arc::from(a.label.text.as_str())).collect();
+        let mut labelled: Vec<(Arc<str>, Expr)> = args.iter().filter_map(|a| a.value.as_ref().map(|v| (Arc::from(a.label.text.as_str()), v))).map(|(l, v)| (l, self.expr(v))).collect();
+        if let Some(k) = continuation {
+            labelled.push(("continuation".into(), k));
+        }
+        if !holes.is_empty() {
+            let c = self.expr(callee);
+            return Expr::Partial { callee: Box::new(c), supplied: labelled, holes };
+        }
+        let inst_span = match &callee.kind {
+            ExprKind::TypeApply { .. } => callee.span,
+            _ => span,
+        };
+        let target = self.static_callee(callee, span).map(|(r, _)| r);
+        let declared: Option<Vec<String>> = target.and_then(|r| match self.program.decl(r) {
+            Some(ast::Decl::Agent(a)) => Some(a.params.iter().map(|p| p.name.text.clone()).collect()),
+            Some(ast::Decl::Request(ast::RequestDecl { params, .. }))
+            | Some(ast::Decl::Data(ast::DataDecl { params, .. }))
+            | Some(ast::Decl::Primitive(ast::PrimitiveDecl { params, .. }))
+            | Some(ast::Decl::External(ast::ExternalDecl { params, .. })) => Some(params.iter().map(|p| p.name.text.clone()).collect()),
+            _ => None,
+        });
+        // Arguments are evaluated in written order (§9): when that differs from the declared
+        // order, they are bound to temporaries first.
+        let mut prelude: Vec<Stmt> = Vec::new();
+        if let Some(order) = &declared {
+            let positions: Vec<usize> = labelled.iter().map(|(l, _)| order.iter().position(|p| **p == **l).unwrap_or(usize::MAX)).collect();
+            if positions.windows(2).any(|w| w[0] > w[1]) {
+                labelled = labelled
+                    .into_iter()
+                    .map(|(l, e)| {
+                        let tmp = self.temp_slot();
+                        prelude.push(Stmt::Let(Pat::Bind(tmp), e));
+                        (l, Expr::Local(tmp))
+                    })
+                    .collect();
+            }
+        }
+        let direct = self.direct_call(target, labelled, inst_span, callee);
+        if prelude.is_empty() { direct } else { Expr::Block(prelude, Box::new(direct)) }
+    }
+
+    fn direct_call(&mut self, target: Option<DeclRef>, labelled: Vec<(Arc<str>, Expr)>, inst_span: Span, callee: &ast::Expr) -> Expr {
+        if let Some(r) = target {
+            let decl = self.program.decl(r);
+            match decl {
+                Some(ast::Decl::Agent(a)) => {
+                    if let Some(&fun) = self.agent_funs.get(&r) {
+                        let mut ordered: Vec<Option<Expr>> = Vec::with_capacity(a.params.len());
+                        let mut pool: Vec<Option<(Arc<str>, Expr)>> = labelled.into_iter().map(Some).collect();
+                        for p in &a.params {
+                            let found = pool.iter_mut().find(|x| x.as_ref().is_some_and(|(l, _)| **l == *p.name.text)).and_then(Option::take);
+                            ordered.push(found.map(|(_, e)| e));
+                        }
+                        return Expr::CallFun { fun, args: ordered, private: a.private };
+                    }
+                }
+                Some(ast::Decl::Request(d)) => {
+                    if let Some(&request) = self.request_of.get(&r) {
+                        let args = order_sig(&d.params, labelled);
+                        return Expr::Perform { request, args };
+                    }
+                }
+                Some(ast::Decl::Data(d)) => {
+                    if let Some(ctor) = self.ctors.get(&r).cloned() {
+                        let args = order_sig(&d.params, labelled);
+                        return Expr::Construct { ctor, args };
+                    }
+                }
+                Some(ast::Decl::Primitive(ast::PrimitiveDecl { params, .. })) | Some(ast::Decl::External(ast::ExternalDecl { params, .. })) => {
+                    if let Some(&native) = self.native_of.get(&r) {
+                        let args = order_sig(params, labelled);
+                        let schemas = self.schemas_at(inst_span);
+                        return Expr::CallNative { native, args, schemas: Arc::new(schemas), name: self.native_names[native as usize].clone() };
+                    }
+                }
+                _ => {}
+            }
+            return Expr::Const(Value::NULL);
+        }
+        let c = self.expr(callee);
+        Expr::CallValue { callee: Box::new(c), args: labelled }
+    }
+
+    /// JSON Schemas of the type arguments solved at a call site.
+    fn schemas_at(&self, span: Span) -> Vec<serde_json::Value> {
+        let env = Env { checked: self.checked };
+        match self.checked.queries.instantiation(self.file, span) {
+            Some(args) => args
+                .iter()
+                .map(|a| match a {
+                    GenArg::Type(t) => types::schema::schema_of(&env, t),
+                    _ => serde_json::json!({}),
+                })
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn for_loop(&mut self, span: Span, f: &ast::ForExpr) -> Expr {
+        let source = self.expr(&f.source);
+        let vars: Vec<(Slot, Expr)> = f
+            .vars
+            .iter()
+            .map(|v| {
+                let init = self.expr(&v.init);
+                let slot = match self.local_key(v.name.span) {
+                    Some(k) => self.new_slot(k),
+                    None => self.temp_slot(),
+                };
+                (slot, init)
+            })
+            .collect();
+        let target = self.new_slot(Key::Target(self.file, span.start));
+        let pat = self.pattern(&f.pattern);
+        let body = self.block(&f.body.items);
+        let then = f.then.as_ref().map(|t| {
+            let p = t.pattern.as_ref().map(|p| self.pattern(p));
+            (p, self.block(&t.body.items))
+        });
+        Expr::For(Box::new(ForLoop { parallel: f.parallel, source, pat, vars, target, body, then }))
+    }
+
+    fn local_agent(&mut self, decl: &ast::AgentDecl) -> Expr {
+        let self_key = self.local_key(decl.name.span);
+        self.stack.push(FnCx::new(FnKind::Agent));
+        let self_slot = self_key.map(|k| self.new_slot(k));
+        let params = self.params(&decl.params, None);
+        let body = self.block(&decl.body.items);
+        let doc: Arc<str> = decl.doc.as_ref().map(|d| d.text.as_str()).unwrap_or_default().into();
+        let (fun, captures) = self.finish(body, params, "".into(), None, decl.private, doc, self_slot);
+        Expr::Closure { fun, captures }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // `use`
+    // -----------------------------------------------------------------------------------
+
+    fn use_stmt(&mut self, binder: Option<&ast::Pattern>, provider: &ast::Expr, rest: &[ast::Item]) -> Expr {
+        if let ExprKind::Handler(h) = &provider.kind {
+            if let Some(p) = binder {
+                let _ = self.pattern(p);
+            }
+            return self.handler(h, rest);
+        }
+        // The rest of the block becomes the continuation `k(value)`.
+        self.stack.push(FnCx::new(FnKind::Continuation));
+        let slot = self.temp_slot();
+        let pat = binder.map(|p| self.pattern(p));
+        let rest_body = self.block(rest);
+        let body = match pat {
+            Some(p) => Expr::Block(vec![Stmt::Let(p, Expr::Local(slot))], Box::new(rest_body)),
+            None => rest_body,
+        };
+        let params = vec![Param { name: "value".into(), slot, default: None, pattern: None, private: false }];
+        let (fun, captures) = self.finish(body, params, "".into(), None, false, "".into(), None);
+        let k = Expr::Closure { fun, captures };
+        match &provider.kind {
+            ExprKind::Call { callee, args } => self.call(provider.span, callee, args, Some(k)),
+            _ => {
+                let c = self.expr(provider);
+                Expr::CallValue { callee: Box::new(c), args: vec![("continuation".into(), k)] }
+            }
+        }
+    }
+
+    /// `use handler (vars) { clauses } then …` with the rest of the block as its body.
+    fn handler(&mut self, h: &ast::HandlerExpr, rest: &[ast::Item]) -> Expr {
+        let vars: Vec<Expr> = h.vars.iter().map(|v| self.expr(&v.init)).collect();
+        let var_ids: Vec<Option<LocalId>> = h
+            .vars
+            .iter()
+            .map(|v| match self.program.names.get(self.file, v.name.span) {
+                Some(Resolution::Local(id)) => Some(id),
+                _ => None,
+            })
+            .collect();
+        let body = self.block(rest);
+        let mut clauses = Vec::new();
+        let mut panic = None;
+        for c in &h.clauses {
+            match self.program.names.get(self.file, c.name.span) {
+                Some(Resolution::AmbientPanic) => {
+                    panic = Some(self.clause(c, &["msg".into()], &var_ids, 0));
+                }
+                Some(Resolution::Global(r)) => {
+                    let Some(&request) = self.request_of.get(&r) else { continue };
+                    let params = self.requests[request as usize].params.clone();
+                    clauses.push(self.clause(c, &params, &var_ids, request));
+                }
+                _ => {}
+            }
+        }
+        let then = h.then.as_ref().map(|t| self.then_clause(t, &var_ids));
+        Expr::Handle(Arc::new(Handle { parallel: h.parallel, vars, clauses, panic, body, then }))
+    }
+
+    /// A clause as a closure: the request's parameters, then the `var` state.
+    fn clause(&mut self, c: &ast::Clause, params: &[Arc<str>], vars: &[Option<LocalId>], request: u32) -> Clause {
+        self.stack.push(FnCx::new(FnKind::Clause));
+        let saved_vars = std::mem::replace(&mut self.clause_vars, vars.to_vec());
+        let mut ps = Vec::new();
+        for name in params {
+            let written = c.params.iter().find(|p| *p.name.text == **name);
+            let slot = match written.and_then(|p| self.local_key(p.name.span)) {
+                Some(k) => self.new_slot(k),
+                None => self.temp_slot(),
+            };
+            let pattern = match written.map(|p| &p.kind) {
+                Some(ast::ParamKind::Destructure(p)) => Some(self.pattern(p)),
+                _ => None,
+            };
+            ps.push(Param { name: name.clone(), slot, default: None, pattern, private: false });
+        }
+        for id in vars {
+            let slot = match id {
+                Some(id) => self.new_slot(Key::Local(*id)),
+                None => self.temp_slot(),
+            };
+            ps.push(Param { name: "".into(), slot, default: None, pattern: None, private: false });
+        }
+        let target = self.new_slot(Key::Target(self.file, c.span.start));
+        let mut body = self.block(&c.body.items);
+        // A destructuring clause parameter binds after the parameter slot is filled.
+        let binds: Vec<Stmt> = ps.iter().filter_map(|p| p.pattern.clone().map(|pat| Stmt::Let(pat, Expr::Local(p.slot)))).collect();
+        if !binds.is_empty() {
+            body = Expr::Block(binds, Box::new(body));
+        }
+        for p in &mut ps {
+            p.pattern = None;
+        }
+        let (fun, captures) = self.finish(body, ps, "".into(), None, false, "".into(), None);
+        self.clause_vars = saved_vars;
+        Clause { request, fun, captures, target }
+    }
+
+    fn then_clause(&mut self, t: &ast::ThenClause, vars: &[Option<LocalId>]) -> Clause {
+        self.stack.push(FnCx::new(FnKind::Clause));
+        let slot = self.temp_slot();
+        let mut ps = vec![Param { name: "".into(), slot, default: None, pattern: None, private: false }];
+        for id in vars {
+            let s = match id {
+                Some(id) => self.new_slot(Key::Local(*id)),
+                None => self.temp_slot(),
+            };
+            ps.push(Param { name: "".into(), slot: s, default: None, pattern: None, private: false });
+        }
+        let target = self.temp_slot();
+        let pat = t.pattern.as_ref().map(|p| self.pattern(p));
+        let inner = self.block(&t.body.items);
+        let body = match pat {
+            Some(p) => Expr::Block(vec![Stmt::Let(p, Expr::Local(slot))], Box::new(inner)),
+            None => inner,
+        };
+        let (fun, captures) = self.finish(body, ps, "".into(), None, false, "".into(), None);
+        Clause { request: 0, fun, captures, target }
+    }
+
+    /// The index of a handler `var` in the state, for `next … with` in a clause.
+    fn var_index(&self, id: LocalId) -> Option<u32> {
+        self.clause_vars.iter().position(|v| *v == Some(id)).map(|i| i as u32)
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Patterns
+    // -----------------------------------------------------------------------------------
+
+    fn pattern(&mut self, p: &ast::Pattern) -> Pat {
+        match &p.kind {
+            PatternKind::Wildcard(_) | PatternKind::Error => Pat::Any,
+            PatternKind::Bind { name, .. } => match self.local_key(name.span) {
+                Some(k) => Pat::Bind(self.new_slot(k)),
+                None => Pat::Any,
+            },
+            PatternKind::Lit(l) => Pat::Lit(literal(l)),
+            PatternKind::Tuple(items) => Pat::Tuple(items.iter().map(|i| self.pattern(i)).collect()),
+            PatternKind::Record(fields) => Pat::Record(
+                fields
+                    .iter()
+                    .map(|f| {
+                        let inner = match &f.pattern {
+                            Some(p) => self.pattern(p),
+                            None => match self.local_key(f.name.span) {
+                                Some(k) => Pat::Bind(self.new_slot(k)),
+                                None => Pat::Any,
+                            },
+                        };
+                        (Arc::from(f.name.text.as_str()), inner)
+                    })
+                    .collect(),
+            ),
+            PatternKind::Filter { tag, inner } => Pat::Filter(*tag, Box::new(self.pattern(inner))),
+            PatternKind::Constructor { name, fields, .. } => {
+                let Some(Resolution::Global(r)) = self.program.names.get(self.file, name.span) else { return Pat::Any };
+                let Some(ctor) = self.ctors.get(&r).cloned() else { return Pat::Any };
+                let fields = fields
+                    .iter()
+                    .filter_map(|f| {
+                        let index = ctor.fields.iter().position(|n| **n == *f.name.text)?;
+                        let inner = match &f.pattern {
+                            Some(p) => self.pattern(p),
+                            None => match self.local_key(f.name.span) {
+                                Some(k) => Pat::Bind(self.new_slot(k)),
+                                None => Pat::Any,
+                            },
+                        };
+                        Some((index, inner))
+                    })
+                    .collect();
+                Pat::Ctor(ctor.name.clone(), fields)
+            }
+        }
+    }
+}
+
+/// Arguments in the declared order of signature parameters; absent ones take their default.
+fn order_sig(params: &[ast::SigParam], labelled: Vec<(Arc<str>, Expr)>) -> Vec<Expr> {
+    let mut pool: Vec<Option<(Arc<str>, Expr)>> = labelled.into_iter().map(Some).collect();
+    params
+        .iter()
+        .map(|p| {
+            let found = pool.iter_mut().find(|x| x.as_ref().is_some_and(|(l, _)| **l == *p.name.text)).and_then(Option::take);
+            match found {
+                Some((_, e)) => e,
+                None => Expr::Const(p.default.as_ref().map(|l| literal(&l.kind)).unwrap_or(Value::NULL)),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,198 @@
+//! The machine that runs a lowered program, and the per-thread evaluation context natives
+//! receive: calling values, throwing, building prelude data, reaching the host.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::control::{Control, Ctl};
+use crate::ir::{Fun, Handle, RequestInfo};
+use crate::native::NativeFn;
+use crate::value::{Ctor, DataValue, V, Value};
+
+/// What the runtime needs from the program that hosts it.
+pub trait Host: Send + Sync {
+    /// `console.print`: one line on standard output.
+    fn print(&self, text: &str);
+    /// `console.error`: one line on standard error.
+    fn eprint(&self, text: &str);
+    /// A secret by key (environment, then `secrets.toml`). `Err` carries the host's message for
+    /// a refused `secrets.toml`, which stops the run.
+    fn secret(&self, key: &str) -> Result<Option<String>, String>;
+    /// The `[env]` table of `katari.toml`.
+    fn project_env(&self) -> Vec<(String, String)>;
+    /// The folder of content-addressed blobs (`file` values).
+    fn blob_dir(&self) -> PathBuf;
+    /// Answers an unhandled request (§10.3): from the answers file or the person at the terminal.
+    fn escalate(&self, request: &RequestInfo, args: &Value) -> Escalation;
+}
+
+/// The outcome of asking the host to answer a request.
+pub enum Escalation {
+    /// A wire-decoded, validated answer.
+    Answer(Value),
+    /// Nobody can answer: the run fails with `unhandled request`.
+    NoAnswer,
+    /// An answer from the answers file did not conform: the run fails.
+    BadAnswer(String),
+}
+
+/// What `reflection.get_metadata` reports about a callable.
+#[derive(Clone, Debug)]
+pub struct Metadata {
+    pub name: Arc<str>,
+    pub description: Arc<str>,
+    pub input: serde_json::Value,
+    pub output: serde_json::Value,
+    pub requests: serde_json::Value,
+}
+
+/// A lowered program ready to run.
+pub struct Machine {
+    pub funs: Vec<Fun>,
+    pub globals: Vec<Value>,
+    pub requests: Vec<RequestInfo>,
+    pub natives: Vec<NativeFn>,
+    pub native_names: Vec<Arc<str>>,
+    /// The declared parameters of each native: label and default.
+    pub native_params: Vec<Vec<(Arc<str>, Option<Value>)>>,
+    /// Request indices by declaration.
+    pub request_index: HashMap<katari_lang::resolve::DeclRef, u32>,
+    /// Data constructors by qualified name (the wire decoder and natives use them).
+    pub ctors: HashMap<Arc<str>, Arc<Ctor>>,
+    /// Top-level callables by qualified name (the wire decoder's `$agent`).
+    pub by_name: HashMap<Arc<str>, Value>,
+    /// Metadata of top-level callables by qualified name.
+    pub metadata: HashMap<Arc<str>, Metadata>,
+    /// The request index of `prelude.throw`.
+    pub throw_request: Option<u32>,
+    pub host: Arc<dyn Host>,
+    pub interrupted: AtomicBool,
+    /// Closures and partial applications that were encoded to the wire, by id, so that
+    /// `json.decode` can turn `{"$closure": id}` back into them.
+    pub closures: Mutex<HashMap<u64, Value>>,
+    /// The deepest nesting of calls allowed before the `call depth limit exceeded` panic.
+    pub max_depth: u32,
+}
+
+impl Machine {
+    /// A machine with no program, for unit tests of natives.
+    pub fn for_tests(host: Arc<dyn Host>) -> Arc<Machine> {
+        Arc::new(Machine {
+            funs: Vec::new(),
+            globals: Vec::new(),
+            requests: Vec::new(),
+            natives: Vec::new(),
+            native_names: Vec::new(),
+            native_params: Vec::new(),
+            request_index: HashMap::new(),
+            ctors: HashMap::new(),
+            by_name: HashMap::new(),
+            metadata: HashMap::new(),
+            throw_request: None,
+            host,
+            interrupted: AtomicBool::new(false),
+            closures: Mutex::new(HashMap::new()),
+            max_depth: 20_000,
+        })
+    }
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Machine")
+            .field("funs", &self.funs.len())
+            .finish()
+    }
+}
+
+/// A handler frame installed by `use handler`.
+pub(crate) struct HFrame {
+    pub id: u64,
+    pub handle: Arc<Handle>,
+    /// The clause closures' captured values.
+    pub captures: Vec<Vec<Value>>,
+    pub panic_captures: Option<Vec<Value>>,
+    /// The `var` state; the lock also serialises the clauses of a sequential handler.
+    pub state: Mutex<Vec<Value>>,
+    pub parent: Option<Arc<HFrame>>,
+}
+
+/// The evaluation context of one thread of evaluation.
+pub struct Ctx {
+    pub m: Arc<Machine>,
+    pub(crate) handlers: Option<Arc<HFrame>>,
+    pub(crate) depth: u32,
+    pub(crate) next_id: u64,
+    /// Set when a sibling parallel branch failed or broke out: this branch stops.
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").field("depth", &self.depth).finish()
+    }
+}
+
+static THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Ctx {
+    pub fn new(m: Arc<Machine>) -> Ctx {
+        let thread = THREADS.fetch_add(1, Ordering::Relaxed);
+        Ctx { m, handlers: None, depth: 0, next_id: thread << 40, cancel: None }
+    }
+
+    /// A context for a parallel branch: same handlers, fresh ids.
+    pub(crate) fn fork(&self) -> Ctx {
+        let mut c = Ctx::new(self.m.clone());
+        c.handlers = self.handlers.clone();
+        c.depth = self.depth;
+        c
+    }
+
+    pub(crate) fn fresh_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub fn host(&self) -> &dyn Host {
+        &*self.m.host
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.m.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// Builds a data value of a loaded constructor by qualified name, fields in declaration
+    /// order.
+    pub fn data(&self, ctor: &str, fields: Vec<Value>) -> Value {
+        match self.m.ctors.get(ctor) {
+            Some(c) => Value::new(V::Data(Arc::new(DataValue {
+                ctor: c.clone(),
+                fields,
+            }))),
+            None => Value::NULL,
+        }
+    }
+
+    /// Performs `prelude.throw(error = payload)`: the handler that catches it decides where
+    /// control goes; unhandled, the run fails.
+    pub fn throw(&mut self, payload: Value) -> Ctl {
+        match self.m.throw_request {
+            Some(r) => match self.perform(r, vec![payload]) {
+                Ok(_) => crate::control::panic("prelude.throw resumed"),
+                Err(c) => c,
+            },
+            None => Box::new(Control::Throw(payload)),
+        }
+    }
+
+    /// Metadata of a top-level callable value, by its qualified name.
+    pub fn metadata(&self, callee: &Value) -> Option<Metadata> {
+        match &callee.v {
+            V::Callable(c) => c.qualified_name().and_then(|n| self.m.metadata.get(n).cloned()),
+            _ => None,
+        }
+    }
+}

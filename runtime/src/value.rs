@@ -1,0 +1,397 @@
+//! Runtime values (`language.md` §8): kinds, the private flag, structural equality, number
+//! formatting (§11.2) and the wire form (§11.1).
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::callable::Callable;
+
+/// A value and its private flag (§8.6).
+#[derive(Clone, Debug)]
+pub struct Value {
+    pub v: V,
+    pub private: bool,
+}
+
+/// The kinds of values.
+#[derive(Clone, Debug)]
+pub enum V {
+    Null,
+    Bool(bool),
+    /// An integral binary64 value of the integer kind.
+    Int(f64),
+    /// A binary64 value of the number kind.
+    Num(f64),
+    Str(Arc<str>),
+    Array(Arc<Vec<Value>>),
+    Record(Arc<Record>),
+    Data(Arc<DataValue>),
+    Callable(Arc<Callable>),
+    /// A blob id (`sha256-…`).
+    File(Arc<str>),
+}
+
+/// A plain record: string keys in insertion order.
+pub type Record = IndexMap<Arc<str>, Value>;
+
+/// A data value: its constructor and its fields in declaration order.
+#[derive(Debug)]
+pub struct DataValue {
+    pub ctor: Arc<Ctor>,
+    pub fields: Vec<Value>,
+}
+
+/// What the runtime knows about a data constructor.
+#[derive(Debug)]
+pub struct Ctor {
+    /// The qualified name (`shapes.circle`), the wire `$constructor`.
+    pub name: Arc<str>,
+    pub fields: Vec<Arc<str>>,
+    /// The default of each field, where declared.
+    pub defaults: Vec<Option<Value>>,
+}
+
+impl Value {
+    pub const NULL: Value = Value {
+        v: V::Null,
+        private: false,
+    };
+
+    pub fn new(v: V) -> Value {
+        Value { v, private: false }
+    }
+    pub fn bool(b: bool) -> Value {
+        Value::new(V::Bool(b))
+    }
+    pub fn int(n: f64) -> Value {
+        Value::new(V::Int(n))
+    }
+    pub fn num(n: f64) -> Value {
+        Value::new(V::Num(n))
+    }
+    pub fn str(s: impl Into<Arc<str>>) -> Value {
+        Value::new(V::Str(s.into()))
+    }
+    pub fn array(items: Vec<Value>) -> Value {
+        Value::new(V::Array(Arc::new(items)))
+    }
+    pub fn record(r: Record) -> Value {
+        Value::new(V::Record(Arc::new(r)))
+    }
+    pub fn callable(c: Callable) -> Value {
+        Value::new(V::Callable(Arc::new(c)))
+    }
+
+    /// An arithmetic result: integer-kind when both operands were integers and it is integral.
+    pub fn arith(both_int: bool, n: f64) -> Value {
+        if both_int && n.is_finite() && n.fract() == 0.0 {
+            Value::int(n)
+        } else {
+            Value::num(n)
+        }
+    }
+
+    pub fn with_private(mut self, private: bool) -> Value {
+        self.private |= private;
+        self
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.v, V::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.v {
+            V::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<f64> {
+        match self.v {
+            V::Int(n) | V::Num(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Whether any part of the value is private (ignoring values captured in callables).
+    pub fn any_private(&self) -> bool {
+        self.private
+            || match &self.v {
+                V::Array(items) => items.iter().any(Value::any_private),
+                V::Record(r) => r.values().any(Value::any_private),
+                V::Data(d) => d.fields.iter().any(Value::any_private),
+                _ => false,
+            }
+    }
+
+    /// How §11.4 describes the value's kind in messages.
+    pub fn describe(&self) -> String {
+        match &self.v {
+            V::Null => "a value of type null".into(),
+            V::Bool(_) => "a value of type boolean".into(),
+            V::Int(_) => "a value of type integer".into(),
+            V::Num(_) => "a value of type number".into(),
+            V::Str(_) => "a value of type string".into(),
+            V::Array(_) => "a value of type array".into(),
+            V::Record(_) => "a record".into(),
+            V::Data(d) => format!("a \"{}\" value", d.ctor.name),
+            V::Callable(_) => "a callable value".into(),
+            V::File(_) => "a file handle".into(),
+        }
+    }
+}
+
+/// Structural, kind-exact equality (§8.3).
+pub fn equal(a: &Value, b: &Value) -> bool {
+    match (&a.v, &b.v) {
+        (V::Null, V::Null) => true,
+        (V::Bool(x), V::Bool(y)) => x == y,
+        (V::Int(x), V::Int(y)) | (V::Num(x), V::Num(y)) => x == y,
+        (V::Str(x), V::Str(y)) => x == y,
+        (V::Array(x), V::Array(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q)))
+        }
+        (V::Record(x), V::Record(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        (V::Data(x), V::Data(y)) => {
+            (Arc::ptr_eq(&x.ctor, &y.ctor) || x.ctor.name == y.ctor.name)
+                && x.fields.iter().zip(&y.fields).all(|(p, q)| equal(p, q))
+        }
+        (V::File(x), V::File(y)) => x == y,
+        (V::Callable(x), V::Callable(y)) => Arc::ptr_eq(x, y) || x.same_declaration(y),
+        _ => false,
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Numbers and strings as text (§11.2)
+// -------------------------------------------------------------------------------------------
+
+/// JavaScript's `String(n)` for a binary64 value.
+pub fn format_number(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x < 0.0 {
+        return format!("-{}", format_number(-x));
+    }
+    // Rust's `{:e}` gives the shortest round-tripping digits: `d.ddde±x`.
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let k = digits.len() as i64;
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let mut out = String::new();
+    if k <= n && n <= 21 {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let e = n - 1;
+        let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    out
+}
+
+/// Appends a JSON string literal escaped like `JSON.stringify`.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The failure of encoding a value as JSON: a non-finite number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NonFinite;
+
+/// How encoding treats private values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privacy {
+    /// Write private values as they are (`json.to_text` inside the program).
+    Reveal,
+    /// Replace every private node with `{"$redacted":true}` (user-facing boundaries).
+    Redact,
+}
+
+/// Writes the wire JSON of a value (§11.1), compact.
+pub fn write_wire(out: &mut String, value: &Value, privacy: Privacy) -> Result<(), NonFinite> {
+    if value.private && privacy == Privacy::Redact {
+        out.push_str("{\"$redacted\":true}");
+        return Ok(());
+    }
+    match &value.v {
+        V::Null => out.push_str("null"),
+        V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        V::Int(n) | V::Num(n) => {
+            if !n.is_finite() {
+                return Err(NonFinite);
+            }
+            out.push_str(&format_number(*n));
+        }
+        V::Str(s) => write_json_string(out, s),
+        V::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_wire(out, item, privacy)?;
+            }
+            out.push(']');
+        }
+        V::Record(r) => write_fields(out, r.iter().map(|(k, v)| (&**k, v)), privacy)?,
+        V::Data(d) => {
+            out.push_str("{\"$constructor\":");
+            write_json_string(out, &d.ctor.name);
+            out.push_str(",\"value\":");
+            write_fields(
+                out,
+                d.ctor.fields.iter().map(|k| &**k).zip(&d.fields),
+                privacy,
+            )?;
+            out.push('}');
+        }
+        V::File(id) => {
+            out.push_str("{\"$ref\":");
+            write_json_string(out, id);
+            out.push_str(",\"semanticKind\":\"file\"}");
+        }
+        V::Callable(c) => c.write_wire(out, privacy)?,
+    }
+    Ok(())
+}
+
+fn write_fields<'a>(
+    out: &mut String,
+    fields: impl Iterator<Item = (&'a str, &'a Value)>,
+    privacy: Privacy,
+) -> Result<(), NonFinite> {
+    out.push('{');
+    for (i, (k, v)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if k.starts_with('$') {
+            let mut escaped = String::with_capacity(k.len() + 1);
+            escaped.push('$');
+            escaped.push_str(k);
+            write_json_string(out, &escaped);
+        } else {
+            write_json_string(out, k);
+        }
+        out.push(':');
+        write_wire(out, v, privacy)?;
+    }
+    out.push('}');
+    Ok(())
+}
+
+/// The wire JSON text of a value.
+pub fn to_wire(value: &Value, privacy: Privacy) -> Result<String, NonFinite> {
+    let mut out = String::new();
+    write_wire(&mut out, value, privacy)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        let cases = [
+            (6.0, "6"),
+            (3.5, "3.5"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e21, "1e+21"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (0.000001, "0.000001"),
+            (0.0000001, "1e-7"),
+            (-0.0, "0"),
+            (1.5e300, "1.5e+300"),
+            (100.0, "100"),
+            (-2.5, "-2.5"),
+            (3.469446951953614e-18, "3.469446951953614e-18"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (x, text) in cases {
+            assert_eq!(format_number(x), text, "{x}");
+        }
+    }
+
+    #[test]
+    fn json_strings_escape_like_javascript() {
+        let mut out = String::new();
+        write_json_string(&mut out, "a\"b\\c\n\u{1}/é");
+        assert_eq!(out, "\"a\\\"b\\\\c\\n\\u0001/é\"");
+    }
+
+    #[test]
+    fn records_escape_dollar_keys_and_redact() {
+        let mut r = Record::new();
+        r.insert("$kind".into(), Value::str("raw"));
+        r.insert("token".into(), Value::str("s3cret").with_private(true));
+        let v = Value::record(r);
+        assert_eq!(
+            to_wire(&v, Privacy::Redact).ok().as_deref(),
+            Some("{\"$$kind\":\"raw\",\"token\":{\"$redacted\":true}}")
+        );
+        assert_eq!(
+            to_wire(&v, Privacy::Reveal).ok().as_deref(),
+            Some("{\"$$kind\":\"raw\",\"token\":\"s3cret\"}")
+        );
+    }
+
+    #[test]
+    fn equality_is_kind_exact() {
+        assert!(!equal(&Value::int(1.0), &Value::num(1.0)));
+        assert!(equal(
+            &Value::array(vec![Value::int(1.0)]),
+            &Value::array(vec![Value::int(1.0)])
+        ));
+    }
+}

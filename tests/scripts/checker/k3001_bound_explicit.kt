@@ -1,0 +1,3 @@
+agent main() -> string {
+  prelude.add[string](left = "a", right = "b")
+}

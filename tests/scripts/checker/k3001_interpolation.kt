@@ -1,0 +1,4 @@
+agent main() -> string {
+  let n = 3
+  f"n=${n}"
+}

@@ -1,0 +1,3 @@
+agent main() -> boolean {
+  1 < "2"
+}

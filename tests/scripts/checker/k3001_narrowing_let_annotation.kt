@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let x: integer = 1.5
+  x
+}

@@ -1,0 +1,5 @@
+agent main(v: integer | string) -> string {
+  match (v) {
+    case n: integer -> "integer"
+  }
+}

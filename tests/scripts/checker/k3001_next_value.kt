@@ -1,0 +1,8 @@
+request tick() -> integer
+
+agent main() -> integer {
+  use handler {
+    request tick() { next "one" }
+  }
+  tick()
+}

@@ -1,0 +1,6 @@
+agent main() -> string {
+  use handler {
+    request panic(msg: string) { msg }
+  }
+  "ok"
+}

@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let x = 2
+  f"x"
+}

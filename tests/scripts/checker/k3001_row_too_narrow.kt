@@ -1,0 +1,7 @@
+request tick() -> integer
+
+agent count() -> integer with pure {
+  tick() + 1
+}
+
+agent main() -> integer { 0 }

@@ -1,0 +1,1 @@
+agent main(s: string of integer) -> string { s }

@@ -1,0 +1,3 @@
+request tick() -> integer
+
+agent main(t: tick) -> integer { 1 }

@@ -1,0 +1,3 @@
+agent run[effect E](body: agent () -> E) -> null { null }
+
+agent main() -> null { null }

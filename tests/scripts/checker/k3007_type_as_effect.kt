@@ -1,0 +1,1 @@
+agent main() -> integer with string { 1 }

@@ -1,0 +1,3 @@
+data box[T](value: T)
+
+agent main(b: box) -> integer { 1 }

@@ -1,0 +1,4 @@
+type a = b | null
+type b = array[a]
+
+agent main() -> integer { 1 }

@@ -1,0 +1,1 @@
+agent main(xs: array) -> integer { 1 }

@@ -1,0 +1,1 @@
+agent main(x: integer[string]) -> integer { 1 }

@@ -1,0 +1,12 @@
+request ask() -> string
+
+agent main() -> array[string] {
+  for (let x in ["a", "b"]) {
+    use handler {
+      request ask() { next x }
+    } then (answer) {
+      next answer
+    }
+    ask()
+  }
+}

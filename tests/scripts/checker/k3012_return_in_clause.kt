@@ -1,0 +1,8 @@
+request ask() -> string
+
+agent main() -> string {
+  use handler {
+    request ask() { return "early" }
+  }
+  ask()
+}

@@ -1,0 +1,3 @@
+agent double(value) -> integer { 2 }
+
+agent main() -> integer { double(value = 1) }

@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let n = 1
+  n(x = 1)
+}

@@ -1,0 +1,3 @@
+agent main(n: integer) -> unknown {
+  n.size
+}

@@ -1,0 +1,3 @@
+agent main(p: {name: string} | null) -> string {
+  p.name
+}

@@ -1,0 +1,6 @@
+request ask() -> string
+
+agent main() -> string {
+  let h = handler { request ask() { next "yes" } }
+  "done"
+}

@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let g = array.get
+  1
+}

@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let tools = { get = array.get }
+  1
+}

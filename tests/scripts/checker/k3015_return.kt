@@ -1,0 +1,3 @@
+agent main() -> unknown {
+  return json.to_text
+}

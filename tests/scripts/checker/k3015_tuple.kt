@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let tools = [json.to_text, 1]
+  1
+}

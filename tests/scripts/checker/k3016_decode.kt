@@ -1,0 +1,3 @@
+agent main() -> unknown {
+  json.decode(value = json.json_null())
+}

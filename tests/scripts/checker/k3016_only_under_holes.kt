@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let get = array.get(target = _, index = 0)
+  1
+}

@@ -1,0 +1,3 @@
+external agent native_sum(a: integer, b: integer) -> integer
+
+agent main() -> integer { native_sum(a = 1, b = 2) }
