@@ -81,7 +81,8 @@ impl Suite {
         let args = case
             .args()
             .map_err(|e| format!("cannot read {}: {e}", case.expected("args").display()))?;
-        let actual = run(&self.binary, &case.dir, &args)?;
+        let env = case.env().map_err(|e| format!("cannot read the environment file: {e}"))?;
+        let actual = run(&self.binary, &case.dir, &args, &env)?;
         if self.bless {
             case.bless(&actual)
                 .map_err(|e| format!("cannot bless {}: {e}", case.name))?;
@@ -123,6 +124,19 @@ impl Case {
             .into_iter()
             .map(|arg| arg.replace("{file}", &self.entry))
             .collect())
+    }
+
+    /// Extra environment variables, from `<stem>.env` (`KEY=VALUE` lines; `#` comments).
+    pub fn env(&self) -> io::Result<Vec<(String, String)>> {
+        match fs::read_to_string(self.expected("env")) {
+            Ok(text) => Ok(text
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                .filter_map(|l| l.split_once('=').map(|(k, v)| (k.trim().to_string(), v.to_string())))
+                .collect()),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(err) => Err(err),
+        }
     }
 
     /// Compares a run with the expected files, describing every difference.
@@ -203,6 +217,9 @@ pub struct Actual {
     pub exit: Option<i32>,
 }
 
+/// Numbers the private `KATARI_HOME` folders of concurrent runs.
+static HOMES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Lists every case under `root`, sorted by name.
 pub fn discover(root: &Path) -> io::Result<Vec<Case>> {
     let mut cases = Vec::new();
@@ -237,10 +254,17 @@ pub fn discover(root: &Path) -> io::Result<Vec<Case>> {
 }
 
 /// Runs `binary` with `args` in `dir`, colour off and stdin empty, killing it after [`TIMEOUT`].
-pub fn run(binary: &Path, dir: &Path, args: &[String]) -> Result<Actual, String> {
-    let mut child = Command::new(binary)
-        .args(args)
-        .current_dir(dir)
+/// `KATARI_HOME` points at a fresh empty folder (no user configuration or secrets leak in) unless
+/// `env` sets it; `env` adds variables on top.
+pub fn run(binary: &Path, dir: &Path, args: &[String], env: &[(String, String)]) -> Result<Actual, String> {
+    let home = std::env::temp_dir().join(format!("katari-golden-home-{}-{}", std::process::id(), HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let _ = fs::create_dir_all(&home);
+    let mut command = Command::new(binary);
+    command.args(args).current_dir(dir).env("KATARI_HOME", &home);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
         .env("NO_COLOR", "1")
         .env_remove("CLICOLOR_FORCE")
         .env_remove(BLESS_VAR)
@@ -274,11 +298,13 @@ pub fn run(binary: &Path, dir: &Path, args: &[String]) -> Result<Actual, String>
             .unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    Ok(Actual {
+    let actual = Actual {
         stdout: collect(stdout),
         stderr: collect(stderr),
         exit: status.code(),
-    })
+    };
+    let _ = fs::remove_dir_all(&home);
+    Ok(actual)
 }
 
 /// Reads a pipe to its end on its own thread, so a chatty child never blocks on a full pipe.

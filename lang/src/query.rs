@@ -9,6 +9,7 @@
 //! the others by their qualified name. Nothing here reports diagnostics or fails: an unknown
 //! position or name gives an empty answer.
 
+mod complete;
 mod locate;
 mod render;
 
@@ -21,6 +22,9 @@ use crate::resolve::{DeclRef, LocalId, LocalKind};
 use crate::source::{FileId, Span};
 use crate::types::{Field, GenericId, Ty, TyEnv, TyKind, render_row, render_ty};
 
+pub use complete::{
+    CallHint, Candidate, CompletionContext, call_hint, complete, completion_context,
+};
 pub use render::{CheckedEnv, DeclDoc, ParamDoc};
 
 /// What kind of thing a name denotes.
@@ -580,158 +584,6 @@ fn has_fields(env: &dyn TyEnv, ty: &Ty, depth: u32) -> bool {
         TyKind::Param(g) if depth > 0 => has_fields(env, &env.generic_bound(*g), depth - 1),
         _ => false,
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Completion
-// ---------------------------------------------------------------------------------------------
-
-/// What the text before the cursor asks to complete.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CompletionContext {
-    /// Byte offset in the input where the word being completed starts (what a candidate
-    /// replaces).
-    pub start: usize,
-    /// The dotted path before the last `.`, when there is one: `string` in `string.le`,
-    /// `p.pos` in `p.pos.x`.
-    pub path: Vec<String>,
-    /// The partly typed word: `le` in `string.le`, empty right after a `.`.
-    pub prefix: String,
-}
-
-/// Reads the dotted name ending at `cursor` in `input`.
-pub fn completion_context(input: &str, cursor: usize) -> CompletionContext {
-    let cursor = floor_char_boundary(input, cursor);
-    let before = input.get(..cursor).unwrap_or("");
-    let start = word_start(before, cursor);
-    let prefix = before.get(start..).unwrap_or("").to_string();
-    let mut path = Vec::new();
-    let mut end = start;
-    while end > 0 && before.get(..end).is_some_and(|s| s.ends_with('.')) {
-        let dot = end - 1;
-        let seg_start = word_start(before, dot);
-        let segment = before.get(seg_start..dot).unwrap_or("");
-        if segment.is_empty() || segment.starts_with(|c: char| c.is_ascii_digit()) {
-            break;
-        }
-        path.insert(0, segment.to_string());
-        end = seg_start;
-    }
-    CompletionContext {
-        start,
-        path,
-        prefix,
-    }
-}
-
-/// One completion candidate.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    pub name: String,
-    pub kind: NameKind,
-    /// The rendered signature or type to show beside the name.
-    pub detail: Option<String>,
-    pub doc: Option<String>,
-}
-
-/// What to offer for the dotted name ending at `cursor` in `input`, with names resolved as at
-/// byte `offset` of `file` (for the REPL: the environment's module at its end; for an editor:
-/// the cursor in the same file): names in scope for a bare word, a module's members after
-/// `qualifier.`, and fields after `value.` or `value.field.`. Candidates start with the typed
-/// prefix; the [`CompletionContext`] says which part of the input they replace.
-pub fn complete(
-    program: &Program,
-    checked: &Checked,
-    file: FileId,
-    offset: u32,
-    input: &str,
-    cursor: usize,
-) -> (CompletionContext, Vec<Candidate>) {
-    let ctx = completion_context(input, cursor);
-    let Some(module) = module_of_file(program, file) else {
-        return (ctx, Vec::new());
-    };
-    let env = CheckedEnv::new(program, checked, Some(module));
-    let scope = names_in_scope(program, checked, file, offset);
-    let mut out: Vec<Candidate> = Vec::new();
-    match ctx.path.split_first() {
-        None => {
-            for e in scope {
-                out.push(Candidate {
-                    name: e.name,
-                    kind: e.kind,
-                    detail: e.signature,
-                    doc: e.doc,
-                });
-            }
-        }
-        Some((first, rest)) => {
-            // A value first (`a.b` is a field access when `a` is a value, §2.4), then a
-            // qualifier.
-            let value = scope.iter().find(|e| e.name == *first && e.kind.is_value());
-            let mut ty: Option<Ty> = None;
-            let mut members: Option<Vec<Member>> = None;
-            match value {
-                Some(e) => ty = e.ty.clone(),
-                None if scope
-                    .iter()
-                    .any(|e| e.name == *first && e.kind == NameKind::Module) =>
-                {
-                    let list = module_members(program, checked, first, module);
-                    match rest.first() {
-                        None => members = Some(list),
-                        Some(member_name) => {
-                            ty = list
-                                .into_iter()
-                                .find(|m| m.name == *member_name && m.kind.is_value())
-                                .and_then(|m| m.ty);
-                        }
-                    }
-                }
-                None => {}
-            }
-            if let Some(list) = members {
-                for m in list {
-                    out.push(Candidate {
-                        name: m.name,
-                        kind: m.kind,
-                        detail: m.signature,
-                        doc: m.doc,
-                    });
-                }
-            } else if let Some(mut ty) = ty {
-                // Walk the remaining segments through fields (after a qualifier, the member
-                // was the first of them).
-                let skip = usize::from(value.is_none());
-                let mut ok = true;
-                for segment in rest.iter().skip(skip) {
-                    match fields(&env, &ty).into_iter().find(|f| f.name == *segment) {
-                        Some(f) => ty = f.ty,
-                        None => {
-                            ok = false;
-                            break;
-                        }
-                    }
-                }
-                if ok {
-                    for f in fields(&env, &ty) {
-                        let mut detail = render_ty(&env, &f.ty);
-                        if f.optional {
-                            detail.push_str(" | null");
-                        }
-                        out.push(Candidate {
-                            name: f.name,
-                            kind: NameKind::Field,
-                            detail: Some(detail),
-                            doc: None,
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out.retain(|c| c.name.starts_with(&ctx.prefix));
-    (ctx, out)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -255,6 +255,10 @@ impl Checker<'_> {
 
     /// Records the polarity of every generic occurring in `ty`.
     pub(crate) fn occurrences(&self, ty: &Ty, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.occurrences_unguarded(ty, polarity, acc))
+    }
+
+    fn occurrences_unguarded(&self, ty: &Ty, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
         let note = |g: GenericId, v: Variance, acc: &mut HashMap<GenericId, Variance>| {
             let merged = acc.get(&g).copied().unwrap_or(Variance::Unused).merge(v);
             acc.insert(g, merged);
@@ -491,6 +495,10 @@ impl Checker<'_> {
 
 /// The spans of every named type reference inside a type expression.
 fn collect_named(t: &ast::Type, out: &mut Vec<crate::source::Span>) {
+    stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || collect_named_unguarded(t, out))
+}
+
+fn collect_named_unguarded(t: &ast::Type, out: &mut Vec<crate::source::Span>) {
     match &t.kind {
         TypeKind::Named { name, .. } => out.push(name.span),
         TypeKind::Apply { head, args } => {

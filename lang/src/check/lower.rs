@@ -81,6 +81,10 @@ impl Checker<'_> {
 
     /// Lowers a type expression in the kind its position needs.
     pub(crate) fn lower_any(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.lower_any_unguarded(scope, t, kind))
+    }
+
+    fn lower_any_unguarded(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
         let file = scope.file;
         match &t.kind {
             TypeKind::Error => self.failed(kind),

@@ -346,6 +346,10 @@ impl Checker<'_> {
 
     /// The type read off an annotated pattern (`x => pattern` parameters and `use` binders).
     pub(crate) fn pattern_annotation(&mut self, ctx: &mut Ctx, p: &ast::Pattern) -> Ty {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.pattern_annotation_unguarded(ctx, p))
+    }
+
+    fn pattern_annotation_unguarded(&mut self, ctx: &mut Ctx, p: &ast::Pattern) -> Ty {
         let scope = self.scope(ctx.module);
         match &p.kind {
             PatternKind::Bind { ty: Some(t), .. } | PatternKind::Wildcard(Some(t)) => self.lower_ty(&scope, t),

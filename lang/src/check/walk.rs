@@ -42,6 +42,10 @@ fn walk_block_names(block: &ast::Block, f: &mut dyn FnMut(Span)) {
 }
 
 fn walk_expr_names(e: &Expr, f: &mut dyn FnMut(Span)) {
+    stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || walk_expr_names_unguarded(e, f))
+}
+
+fn walk_expr_names_unguarded(e: &Expr, f: &mut dyn FnMut(Span)) {
     match &e.kind {
         ExprKind::Name(n) => f(n.span),
         ExprKind::Template(parts) => parts.iter().for_each(|p| {

@@ -515,6 +515,70 @@ fn completion_offers_scope_members_and_prefixes() {
 }
 
 #[test]
+fn call_hints_name_the_callee_and_the_argument_being_typed() {
+    let src = "data point(x: number)
+agent main(xs: array[integer]) -> array[integer] {
+  agent double(value: integer) -> integer { value * 2 }
+  array.map(target = xs, apply = double)
+}
+";
+    let (p, c) = clean(src);
+    let file = entry_file(&p);
+    let offset = at(src, "array.map", 0);
+    let hint = |input: &str| call_hint(&p, &c, file, offset, input, input.len());
+
+    let Some(h) = hint("string.length(") else {
+        panic!("no hint")
+    };
+    assert_eq!(h.callee, "string.length");
+    assert_eq!(h.signature, "length(value: string) -> integer");
+    assert_eq!(
+        h.doc.as_deref(),
+        Some("The number of code points in `value`.")
+    );
+    assert_eq!(h.active, None);
+    // Inside a string argument, with the label written.
+    let h = hint("string.length(value = \"a(b");
+    assert_eq!(h.map(|h| h.active), Some(Some(0)));
+
+    let Some(h) = hint("array.map(target = xs, apply = ") else {
+        panic!("no hint")
+    };
+    assert_eq!(
+        h.signature,
+        "map[T, R, effect E](target: array[T], apply: agent (value: T) -> R with E) -> array[R] with E"
+    );
+    assert_eq!(h.active, Some(1));
+    let names: Vec<&str> = h.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, vec!["target", "apply"]);
+
+    // A local agent, the innermost of nested calls, a generic application, a constructor.
+    let h = hint("double(value = ");
+    assert_eq!(
+        h.map(|h| (h.signature, h.active)),
+        Some(("double(value: integer) -> integer".to_string(), Some(0)))
+    );
+    let h = hint("string.length(value = string.to_upper(");
+    assert_eq!(h.map(|h| h.callee), Some("string.to_upper".to_string()));
+    let h = hint("string.length(value = string.to_upper(value = \"x\"), ");
+    assert_eq!(h.map(|h| h.callee), Some("string.length".to_string()));
+    let h = hint("json.decode[point](");
+    assert_eq!(h.map(|h| h.callee), Some("json.decode".to_string()));
+    let h = hint("point(");
+    assert_eq!(h.map(|h| h.signature), Some("point(x: number)".to_string()));
+
+    // Not directly inside a call's parentheses, or not a callee.
+    assert!(hint("string.length(value = [1, ").is_none());
+    assert!(hint("string.length(value = \"a\")").is_none());
+    assert!(hint("if (").is_none());
+    assert!(hint("(").is_none());
+    assert!(hint("string(").is_none());
+    assert!(hint("nope.length(").is_none());
+    assert!(hint("f\"${string.length(").is_some());
+    assert!(hint("// string.length(\n").is_none());
+}
+
+#[test]
 fn completion_context_reads_dotted_names() {
     assert_eq!(
         completion_context("let y = p.pos.x", 15),
@@ -601,8 +665,18 @@ fn queries_never_fail_on_broken_programs() {
                 }
             }
             let _ = type_at_offset(&p, &c, file, offset);
-            for input in ["", "st", "string.", "prelude.array.", "x.y.", "é."] {
+            for input in [
+                "",
+                "st",
+                "string.",
+                "prelude.array.",
+                "x.y.",
+                "é.",
+                "f(a = g(",
+                "x[1](",
+            ] {
                 let _ = complete(&p, &c, file, offset, input, input.len());
+                let _ = call_hint(&p, &c, file, offset, input, input.len());
             }
         }
         for index in 0..p.names.locals.len() {

@@ -861,6 +861,60 @@ fn edit_distance_and_closest() {
     assert_eq!(closest("abc", ["abd", "abe"]), Some("abd"));
 }
 
+#[test]
+fn scope_extents_are_recorded_for_tools() {
+    let src = "agent f[T](x: T) -> T {\n  let y = x\n  y\n}\n";
+    let p = program(&[("main.kt", src)]);
+    assert!(p.diagnostics.is_empty(), "{:#?}", p.diagnostics);
+    let extent = |word: &str| {
+        let Some(Resolution::Local(id) | Resolution::Generic(id)) = res(&p, word, 0) else {
+            panic!("`{word}` is a local")
+        };
+        let visible = p
+            .names
+            .local(id)
+            .map(|l| l.visible.clone())
+            .unwrap_or_default();
+        visible
+            .iter()
+            .map(|s| &src[s.range()])
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    // A generic covers its declaration, a parameter the inside of the body, a `let` the rest
+    // of its block.
+    assert_eq!(extent("T"), src.trim_end());
+    assert_eq!(extent("x"), "\n  let y = x\n  y\n}");
+    assert_eq!(extent("y"), "\n  y\n}");
+}
+
+#[test]
+fn module_bindings_record_qualifiers_and_imports() {
+    let p = program(&[
+        (
+            "main.kt",
+            "import { shout } from util.text\nimport util.text as t\nagent main() { t.shout(value = shout(value = \"x\")) }",
+        ),
+        ("util/text.kt", UTIL_TEXT),
+    ]);
+    assert!(p.diagnostics.is_empty(), "{:#?}", p.diagnostics);
+    let util = p.module_by_name("util.text");
+    let Some(b) = p.names.bindings.get(p.entry.index()) else {
+        panic!("no bindings for the entry")
+    };
+    assert_eq!(b.qualifiers.get("t").copied(), util);
+    assert_eq!(
+        b.qualifiers.get("string").copied(),
+        p.module_by_name("prelude.string")
+    );
+    assert_eq!(
+        b.values.get("shout").copied(),
+        util.and_then(|m| p.names.value(m, "shout"))
+    );
+    assert!(b.types.is_empty());
+    assert_eq!(p.names.bindings.len(), p.modules.len());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Robustness
 // ---------------------------------------------------------------------------------------------

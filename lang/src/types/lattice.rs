@@ -55,6 +55,10 @@ impl<'a> Lattice<'a> {
 
     /// The least upper bound, normalised into one member per layer.
     pub fn join(&mut self, a: &Ty, b: &Ty) -> Ty {
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.join_unguarded(a, b))
+    }
+
+    fn join_unguarded(&mut self, a: &Ty, b: &Ty) -> Ty {
         if a.is_error() || b.is_error() {
             return Ty::error();
         }
@@ -76,6 +80,10 @@ impl<'a> Lattice<'a> {
 
     /// Rebuilds a type whose unions may have been broken by substitution.
     pub fn normalize(&mut self, ty: &Ty) -> Ty {
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.normalize_unguarded(ty))
+    }
+
+    fn normalize_unguarded(&mut self, ty: &Ty) -> Ty {
         let attr = ty.attr;
         let kind = match &ty.kind {
             TyKind::Union(ms) => {
@@ -387,6 +395,10 @@ impl<'a> Lattice<'a> {
 
     /// The greatest lower bound (used for agent parameters and for narrowing).
     pub fn meet(&mut self, a: &Ty, b: &Ty) -> Ty {
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.meet_unguarded(a, b))
+    }
+
+    fn meet_unguarded(&mut self, a: &Ty, b: &Ty) -> Ty {
         if a.is_error() || b.is_error() {
             return Ty::error();
         }
@@ -586,6 +598,10 @@ impl<'a> Lattice<'a> {
 
     /// `s <: t`.
     pub fn sub(&mut self, s: &Ty, t: &Ty) -> bool {
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.sub_unguarded(s, t))
+    }
+
+    fn sub_unguarded(&mut self, s: &Ty, t: &Ty) -> bool {
         if let TyKind::Infer(v) = &t.kind {
             if let Some(b) = self.bounds.as_deref_mut() {
                 b.lower.entry(*v).or_default().push(s.clone());

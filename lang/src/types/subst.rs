@@ -17,6 +17,10 @@ impl Subst {
     }
 
     pub fn ty(&self, ty: &Ty) -> Ty {
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.ty_unguarded(ty))
+    }
+
+    fn ty_unguarded(&self, ty: &Ty) -> Ty {
         if self.is_empty() {
             return ty.clone();
         }

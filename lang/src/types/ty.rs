@@ -8,6 +8,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// Below this much free stack, a recursive operation on types first grows the stack (types can
+/// nest as deeply as the program text).
+pub(crate) const RED_ZONE: usize = 64 * 1024;
+/// How much stack to add each time.
+pub(crate) const STACK_CHUNK: usize = 1024 * 1024;
+
 /// A top-level declaration (a data type, request, agent, …).
 pub use crate::resolve::DeclRef as DeclId;
 
@@ -46,10 +52,24 @@ impl Attr {
     }
 }
 
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Debug)]
 pub struct Ty {
     pub kind: TyKind,
     pub attr: Attr,
+}
+
+// Types nest as deeply as the program text, so copying and comparing them grows the stack on
+// demand instead of relying on the derived (unbounded) recursion.
+impl Clone for Ty {
+    fn clone(&self) -> Ty {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || Ty { kind: self.kind.clone(), attr: self.attr })
+    }
+}
+
+impl PartialEq for Ty {
+    fn eq(&self, other: &Ty) -> bool {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.attr == other.attr && self.kind == other.kind)
+    }
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -317,6 +337,10 @@ impl Ty {
 
     /// Visits this type and every type nested in it (not rows).
     pub fn walk(&self, f: &mut dyn FnMut(&Ty)) {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.walk_unguarded(f))
+    }
+
+    fn walk_unguarded(&self, f: &mut dyn FnMut(&Ty)) {
         f(self);
         match &self.kind {
             TyKind::Seq { prefix, rest } => {

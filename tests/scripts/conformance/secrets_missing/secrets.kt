@@ -1,4 +1,3 @@
-// C28 of language.md §13.
 agent main() -> { user: string, token: string of private, length: integer of private, other: string } {
   let token = env.get_secret(key = "KATARI_DEMO_TOKEN")
   let other = {

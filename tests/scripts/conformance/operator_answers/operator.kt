@@ -1,4 +1,3 @@
-// C27 of language.md §13.
 @"Ask the operator a question."
 request ask(question: string) -> string
 

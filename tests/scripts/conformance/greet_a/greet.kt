@@ -1,4 +1,3 @@
-// C33 of language.md §13.
 agent main(name: string, times: integer ?= 2) -> array[string] {
   for (let i in array.range(start = 0, end = times)) { next f"${name}#${string.to_string(value = i)}" }
 }

@@ -1,0 +1,4 @@
+// C01 of language.md §13.
+agent main() -> string {
+  "hello, katari"
+}
