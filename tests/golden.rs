@@ -42,6 +42,8 @@ pub struct Suite {
     pub root: PathBuf,
     /// Write actual outputs instead of comparing.
     pub bless: bool,
+    /// Single folders run as one more area each (the repository's `examples/`).
+    pub extra_areas: Vec<PathBuf>,
 }
 
 impl Suite {
@@ -52,13 +54,29 @@ impl Suite {
             binary: binary.into(),
             root: root.into(),
             bless,
+            extra_areas: Vec::new(),
         }
+    }
+
+    /// Adds a folder whose scripts are cases of an area named after the folder.
+    pub fn with_area(mut self, dir: impl Into<PathBuf>) -> Suite {
+        self.extra_areas.push(dir.into());
+        self
     }
 
     /// One libtest-mimic trial per case, named `<area>::<case>`. A discovery failure becomes a
     /// single failing trial, so it cannot pass unnoticed.
     pub fn trials(&self) -> Vec<Trial> {
-        match discover(&self.root) {
+        let mut found = discover(&self.root);
+        for area in &self.extra_areas {
+            if let Ok(cases) = &mut found {
+                match discover_area(area) {
+                    Ok(more) => cases.extend(more),
+                    Err(err) => found = Err(err),
+                }
+            }
+        }
+        match found {
             Ok(cases) => cases
                 .into_iter()
                 .map(|case| {
@@ -227,6 +245,16 @@ pub fn discover(root: &Path) -> io::Result<Vec<Case>> {
         if !area.is_dir() {
             continue;
         }
+        cases.extend(discover_area(&area)?);
+    }
+    Ok(cases)
+}
+
+/// Lists the cases of one area folder, named `<folder>::<case>`.
+pub fn discover_area(area: &Path) -> io::Result<Vec<Case>> {
+    let mut cases = Vec::new();
+    {
+        let area = area.to_path_buf();
         let area_name = file_name(&area);
         for item in sorted_entries(&area)? {
             let name = file_name(&item);

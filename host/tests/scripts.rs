@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     let args = libtest_mimic::Arguments::from_args();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest.parent().unwrap_or(manifest).join("tests/scripts");
-    let suite = Suite::new(env!("CARGO_BIN_EXE_katari"), root);
+    let examples = manifest.parent().unwrap_or(manifest).join("examples");
+    let suite = Suite::new(env!("CARGO_BIN_EXE_katari"), root).with_area(examples);
     libtest_mimic::run(&args, suite.trials()).exit_code()
 }
