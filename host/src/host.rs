@@ -5,6 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use katari_lang::types::conform;
@@ -14,77 +15,161 @@ use katari_runtime::value::{Privacy, Value, to_wire};
 
 use crate::paths::Paths;
 
+/// Answers of the `--answers` file not used yet, by qualified request name, in order.
+pub type Answers = HashMap<String, VecDeque<serde_json::Value>>;
+
+/// What the host needs to know about a request's declared return type to take an answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnswerShape {
+    /// The type is `string` (possibly `of private`): a bare line is taken verbatim.
+    pub string: bool,
+    /// The type is `… of private`: the answer is marked private (`language.md` §8.6 rule 2).
+    pub private: bool,
+}
+
 pub struct CliHost {
     paths: Paths,
     project_env: Vec<(String, String)>,
-    /// Unused answers of `--answers`, by qualified request name.
-    answers: Mutex<HashMap<String, VecDeque<serde_json::Value>>>,
+    answers: Mutex<Answers>,
+    /// Return-type facts by qualified request name.
+    shapes: HashMap<String, AnswerShape>,
     /// Whether questions may be asked on the terminal.
     interactive: bool,
-    /// Escalations from concurrent branches are asked one at a time.
+    /// Escalations from concurrent branches are asked one at a time (§9.22).
     asking: Mutex<()>,
-    /// The machine, for decoding answers (set once it is built).
+    /// Set while a line is being read from the terminal: nothing polls the interrupt flag
+    /// then, so Ctrl-C must end the process itself.
+    reading: AtomicBool,
+    /// A refusal that ends the command with exit 2 whatever the program does with the panic
+    /// it causes (`secrets.toml` readable by others, `host.md` §3.3).
+    fatal: Mutex<Option<String>>,
+    /// The machine, for decoding answers and stopping the run (set once it is built).
     pub machine: OnceLock<std::sync::Weak<Machine>>,
 }
 
 impl CliHost {
-    pub fn new(paths: Paths, project_env: Vec<(String, String)>, answers: HashMap<String, VecDeque<serde_json::Value>>) -> CliHost {
+    pub fn new(
+        paths: Paths,
+        project_env: Vec<(String, String)>,
+        answers: Answers,
+        shapes: HashMap<String, AnswerShape>,
+    ) -> CliHost {
         CliHost {
             paths,
             project_env,
             answers: Mutex::new(answers),
+            shapes,
             interactive: std::io::stdin().is_terminal(),
             asking: Mutex::new(()),
+            reading: AtomicBool::new(false),
+            fatal: Mutex::new(None),
             machine: OnceLock::new(),
         }
+    }
+
+    /// Whether stdin is a terminal, so that the person can be asked.
+    pub fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// Whether the host is blocked reading a line from the terminal.
+    pub fn reading(&self) -> bool {
+        self.reading.load(Ordering::SeqCst)
+    }
+
+    /// The refusal that must end the command with exit 2, if one happened.
+    pub fn fatal(&self) -> Option<String> {
+        self.fatal.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn machine(&self) -> Option<Arc<Machine>> {
         self.machine.get().and_then(std::sync::Weak::upgrade)
     }
 
-    /// Decodes and validates an answer against the request's return type.
-    fn check_answer(&self, request: &RequestInfo, json: &serde_json::Value) -> Result<Value, String> {
-        let machine = self.machine().ok_or_else(|| "the runtime is gone".to_string())?;
-        let value = katari_runtime::wire::decode(&machine, json)?;
-        let failures = conform::conform(&value, &request.answer_schema);
-        if failures.is_empty() { Ok(value) } else { Err(conform::failures_message(&failures)) }
+    /// Writes `text` on stderr, flushed. The lock is not kept, so that an interrupt can
+    /// always report itself.
+    pub fn say(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
     }
 
+    /// Shows `prompt` on stderr and reads one line from the terminal, without its line end.
+    /// `None` at the end of input.
+    pub fn read_line(&self, prompt: &str) -> Option<String> {
+        self.say(prompt);
+        self.reading.store(true, Ordering::SeqCst);
+        let mut line = String::new();
+        let read = std::io::stdin().lock().read_line(&mut line);
+        self.reading.store(false, Ordering::SeqCst);
+        match read {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
+        }
+    }
+
+    /// Decodes and validates an answer against the request's return type, and marks it
+    /// private when that type says so.
+    fn check_answer(
+        &self,
+        request: &RequestInfo,
+        json: &serde_json::Value,
+    ) -> Result<Value, String> {
+        let machine = self
+            .machine()
+            .ok_or_else(|| "the runtime is gone".to_string())?;
+        let value = katari_runtime::wire::decode(&machine, json)?;
+        let failures = conform::conform(&value, &request.answer_schema);
+        if !failures.is_empty() {
+            return Err(conform::failures_message(&failures));
+        }
+        Ok(value.with_private(self.shape(request).private))
+    }
+
+    fn shape(&self, request: &RequestInfo) -> AnswerShape {
+        self.shapes.get(&*request.name).copied().unwrap_or_default()
+    }
+
+    /// Asks the person at the terminal until the answer conforms (§10.3).
     fn ask(&self, request: &RequestInfo, args: &Value) -> Escalation {
         let _turn = self.asking.lock().unwrap_or_else(|e| e.into_inner());
         let shown = to_wire(args, Privacy::Redact).unwrap_or_else(|_| "{}".into());
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "? {}({shown})", request.name);
+        let mut header = format!("? {}({shown})\n", request.name);
         if !request.doc.is_empty() {
-            let _ = writeln!(err, "  {}", request.doc);
+            header.push_str(&format!("  {}\n", request.doc));
         }
-        let _ = writeln!(err, "  expects: {}", request.answer_type);
-        let stdin = std::io::stdin();
+        header.push_str(&format!("  expects: {}\n", request.answer_type));
+        self.say(&header);
+        let string = self.shape(request).string;
         loop {
-            let _ = write!(err, "> ");
-            let _ = err.flush();
-            let mut line = String::new();
-            match stdin.lock().read_line(&mut line) {
-                Ok(0) | Err(_) => return Escalation::NoAnswer,
-                Ok(_) => {}
-            }
-            let line = line.trim_end_matches(['\n', '\r']);
-            let json = match serde_json::from_str::<serde_json::Value>(line) {
-                Ok(j) => j,
-                Err(_) if request.answer_type == "string" => serde_json::Value::String(line.to_string()),
+            let Some(line) = self.read_line("> ") else {
+                return Escalation::NoAnswer;
+            };
+            let json = match typed_line(line, string) {
+                Ok(json) => json,
                 Err(e) => {
-                    let _ = writeln!(err, "  not JSON ({e}); answer with a value of type {}", request.answer_type);
+                    self.say(&format!(
+                        "  not JSON ({e}); answer with a value of type {}\n",
+                        request.answer_type
+                    ));
                     continue;
                 }
             };
             match self.check_answer(request, &json) {
                 Ok(v) => return Escalation::Answer(v),
-                Err(why) => {
-                    let _ = writeln!(err, "  that answer does not fit: {why}");
-                }
+                Err(why) => self.say(&format!("  that answer does not fit: {why}\n")),
             }
         }
+    }
+}
+
+/// A line typed at the terminal as JSON (§10.1, §10.3): where a `string` is expected, a line
+/// that is not a JSON string literal is the string itself; otherwise the line must be JSON.
+pub fn typed_line(line: String, string: bool) -> Result<serde_json::Value, serde_json::Error> {
+    match serde_json::from_str::<serde_json::Value>(&line) {
+        Ok(json) if !string || json.is_string() => Ok(json),
+        Err(e) if !string => Err(e),
+        _ => Ok(serde_json::Value::String(line)),
     }
 }
 
@@ -96,9 +181,7 @@ impl Host for CliHost {
     }
 
     fn eprint(&self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{text}");
-        let _ = err.flush();
+        self.say(&format!("{text}\n"));
     }
 
     fn secret(&self, key: &str) -> Result<Option<String>, String> {
@@ -106,17 +189,35 @@ impl Host for CliHost {
             return Ok(Some(v.to_string_lossy().into_owned()));
         }
         let file = self.paths.config.join("secrets.toml");
-        let Ok(meta) = std::fs::metadata(&file) else { return Ok(None) };
+        let Ok(meta) = std::fs::metadata(&file) else {
+            return Ok(None);
+        };
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = meta.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
-                return Err(format!("{} is readable by other users (mode {mode:04o}). Fix it with: chmod 600 {}", file.display(), file.display()));
+                let message = format!(
+                    "{} is readable by other users (mode {mode:04o}). Fix it with: chmod 600 {}",
+                    file.display(),
+                    file.display()
+                );
+                // The command fails with exit 2 (`host.md` §3.3): the run is stopped, so that
+                // not even an ambient panic clause carries on past the refusal.
+                *self.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.clone());
+                if let Some(m) = self.machine() {
+                    m.interrupted.store(true, Ordering::SeqCst);
+                }
+                return Err(message);
             }
         }
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let table: toml::Table = text.parse().map_err(|e| format!("{} is not valid TOML: {e}", file.display()))?;
+        #[cfg(not(unix))]
+        let _ = meta;
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| format!("{} is not valid TOML: {e}", file.display()))?;
         Ok(table.get(key).and_then(|v| v.as_str()).map(str::to_string))
     }
 
@@ -129,13 +230,53 @@ impl Host for CliHost {
     }
 
     fn escalate(&self, request: &RequestInfo, args: &Value) -> Escalation {
-        let next = self.answers.lock().ok().and_then(|mut a| a.get_mut(&*request.name).and_then(VecDeque::pop_front));
+        let next = self
+            .answers
+            .lock()
+            .ok()
+            .and_then(|mut a| a.get_mut(&*request.name).and_then(VecDeque::pop_front));
         if let Some(json) = next {
             return match self.check_answer(request, &json) {
                 Ok(v) => Escalation::Answer(v),
                 Err(why) => Escalation::BadAnswer(why),
             };
         }
-        if self.interactive { self.ask(request, args) } else { Escalation::NoAnswer }
+        if self.interactive {
+            self.ask(request, args)
+        } else {
+            Escalation::NoAnswer
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn typed(line: &str, string: bool) -> Option<serde_json::Value> {
+        typed_line(line.to_string(), string).ok()
+    }
+
+    #[test]
+    fn a_string_is_the_bare_line_unless_it_is_a_json_string_literal() {
+        assert_eq!(typed("tea", true), Some(json!("tea")));
+        assert_eq!(typed("42", true), Some(json!("42")));
+        assert_eq!(typed("{\"a\": 1}", true), Some(json!("{\"a\": 1}")));
+        assert_eq!(
+            typed("\"quoted \\\"tea\\\"\"", true),
+            Some(json!("quoted \"tea\""))
+        );
+        assert_eq!(typed("\"unterminated", true), Some(json!("\"unterminated")));
+        assert_eq!(typed("", true), Some(json!("")));
+    }
+
+    #[test]
+    fn other_types_need_json() {
+        assert_eq!(typed("42", false), Some(json!(42)));
+        assert_eq!(typed("\"42\"", false), Some(json!("42")));
+        assert_eq!(typed("[1, 2]", false), Some(json!([1, 2])));
+        assert_eq!(typed("tea", false), None);
+        assert_eq!(typed("", false), None);
     }
 }

@@ -2,26 +2,36 @@
 //! builds the entry's argument, runs it on a thread with a large stack, and prints the result
 //! or the failure with the exit codes of §10.2.
 
-use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, IsTerminal, Write};
+use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
 
 use katari_lang::ast;
+use katari_lang::check::Checked;
+use katari_lang::diag::{Code, Diagnostic};
+use katari_lang::load::Program;
 use katari_lang::render;
-use katari_lang::types::conform;
+use katari_lang::resolve::DeclRef;
+use katari_lang::types::{TyKind, conform, render_ty, schema};
 use katari_runtime::control::Control;
+use katari_runtime::lower::Env;
 use katari_runtime::machine::{Ctx, Machine};
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
-use crate::host::CliHost;
+use crate::host::{AnswerShape, Answers, CliHost, typed_line};
 use crate::paths::Paths;
 
 /// The stack of the thread that evaluates a run: deep recursion ends in the `call depth limit
 /// exceeded` panic long before it is used up.
 const MAIN_STACK: usize = 1024 * 1024 * 1024;
+
+/// How long a run may take to notice Ctrl-C before the process ends itself: the evaluator
+/// polls at every call and iteration, but a native blocked in the network does not.
+const GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Default)]
 pub struct RunOptions {
@@ -35,20 +45,46 @@ pub struct RunOptions {
     pub color: bool,
 }
 
-/// A failed run: the message for stderr (without `error: `) and the exit status.
+/// A failed run: the message for stderr (without `error: `; empty when diagnostics said it
+/// already) and the exit status.
 pub struct Failure {
     pub message: String,
     pub status: u8,
 }
 
 fn usage(message: impl Into<String>) -> Failure {
-    Failure { message: message.into(), status: 2 }
+    Failure {
+        message: message.into(),
+        status: 2,
+    }
 }
 
-/// Runs a script; returns the exit status. Diagnostics and messages go to stderr.
+fn failed(message: impl Into<String>) -> Failure {
+    Failure {
+        message: message.into(),
+        status: 1,
+    }
+}
+
+/// Runs a script; returns the exit status. The result goes to stdout, everything else to
+/// stderr.
 pub fn run(opts: &RunOptions) -> u8 {
-    match run_inner(opts) {
-        Ok(()) => 0,
+    let host = Arc::new(OnceLock::new());
+    install_interrupt(host.clone());
+    let outcome = run_inner(opts, &host);
+    if !claim_end() {
+        // Ctrl-C's grace period ran out as the run ended: that side reports and exits.
+        loop {
+            std::thread::park();
+        }
+    }
+    match outcome {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
+            0
+        }
         Err(f) => {
             if !f.message.is_empty() {
                 let _ = writeln!(std::io::stderr(), "error: {}", f.message);
@@ -58,78 +94,162 @@ pub fn run(opts: &RunOptions) -> u8 {
     }
 }
 
-fn run_inner(opts: &RunOptions) -> Result<(), Failure> {
+/// Loads, checks and runs; returns the text of the result.
+fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<String, Failure> {
+    // `--answers` is a usage error before anything runs (§10.1).
     let answers = match &opts.answers {
         Some(path) => read_answers(path)?,
-        None => HashMap::new(),
+        None => Answers::new(),
     };
     let table = katari_prelude::natives::table();
     let (program, checked) = front::load_with(&opts.file, &front::RuntimeNatives(&table));
+    let agent = opts.agent.as_deref().unwrap_or("main");
+    let entry = checked_entry(&program, agent, opts.color).ok_or_else(|| usage(""))?;
+    let qualified = program
+        .qualified_name(entry)
+        .unwrap_or_else(|| agent.to_string());
+    let params = checked
+        .signatures
+        .get(&entry)
+        .map(|s| s.params.clone())
+        .unwrap_or_default();
+    let mut object = argument_object(opts)?;
+
+    let host = Arc::new(CliHost::new(
+        Paths::from_env(),
+        program.env.clone(),
+        answers,
+        answer_shapes(&program, &checked),
+    ));
+    let _ = host_slot.set(host.clone());
+    let machine = Arc::new(katari_runtime::lower::lower(
+        &program,
+        &checked,
+        &table,
+        katari_prelude::natives::deferred,
+        host.clone(),
+    ));
+    let _ = host.machine.set(Arc::downgrade(&machine));
+
+    // Required parameters still missing: asked on a terminal, else the first is an error.
+    let env = Env { checked: &checked };
+    for p in params.iter().filter(|p| !p.optional) {
+        if object.contains_key(&p.name) {
+            continue;
+        }
+        let missing = || {
+            usage(format!(
+                "missing required argument \"{}\" for {qualified}",
+                p.name
+            ))
+        };
+        if !host.interactive() {
+            return Err(missing());
+        }
+        let question = Question {
+            name: &p.name,
+            ty: render_ty(&env, &p.ty),
+            schema: schema::schema_of(&env, &p.ty),
+            string: p.ty.kind == TyKind::String,
+        };
+        let value = ask_argument(&host, &machine, &question).ok_or_else(missing)?;
+        object.insert(p.name.clone(), value);
+    }
+
+    let args = decode_arguments(&machine, &qualified, object)?;
+    // A value bound to a parameter declared `… of private` is private (§8.6 rule 2).
+    let labelled: Vec<(Arc<str>, Value)> = match &args.v {
+        V::Record(rec) => rec
+            .iter()
+            .map(|(k, v)| {
+                let private = params
+                    .iter()
+                    .any(|p| *p.name == **k && p.ty.attr.is_private());
+                (k.clone(), v.clone().with_private(private))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let callee = machine
+        .by_name
+        .get(qualified.as_str())
+        .cloned()
+        .ok_or_else(|| failed("panic: internal: the entry agent did not lower"))?;
+    let outcome = evaluate(machine, callee, labelled)?;
+    if let Some(message) = host.fatal() {
+        return Err(usage(message));
+    }
+    match outcome {
+        Ok(value) => result_text(&value, opts.json),
+        Err(c) => Err(failure(*c)),
+    }
+}
+
+/// Prints the program's diagnostics, then finds the entry agent when there is no error.
+/// `None` when the run cannot start (the diagnostics said why).
+fn checked_entry(program: &Program, agent: &str, color: bool) -> Option<DeclRef> {
+    let mut diagnostics = program.diagnostics.clone();
+    let entry = if program.has_errors() {
+        None
+    } else {
+        match entry_agent(program, agent) {
+            Ok(entry) => Some(entry),
+            Err(d) => {
+                diagnostics.push(d);
+                None
+            }
+        }
+    };
     let mut err = std::io::stderr().lock();
-    for (i, d) in program.diagnostics.iter().enumerate() {
+    for (i, d) in diagnostics.iter().enumerate() {
         if i > 0 {
             let _ = writeln!(err);
         }
-        let _ = err.write_all(render::render(d, &program.sources, opts.color).as_bytes());
+        let _ = err.write_all(render::render(d, &program.sources, color).as_bytes());
     }
-    drop(err);
-    if program.has_errors() {
-        return Err(Failure { message: String::new(), status: 2 });
-    }
-    // The entry agent: a top-level, non-generic agent of the entry module (K5005 otherwise).
-    let agent = opts.agent.clone().unwrap_or_else(|| "main".to_string());
-    let entry = program.entry;
-    let module = program.module(entry).ok_or_else(|| usage("the entry module did not load"))?;
-    let found = module.ast.decls.iter().enumerate().find_map(|(i, d)| match d {
-        ast::Decl::Agent(a) if a.name.text == agent => Some((i, a)),
-        _ => None,
-    });
-    let Some((index, decl)) = found.filter(|(_, a)| a.generics.is_empty()) else {
-        return Err(usage(format!(
-            "[K5005] {}: there is no non-generic top-level agent named `{agent}` to run",
-            opts.file.display()
-        )));
-    };
-    let r = katari_lang::resolve::DeclRef { module: entry, index: index as u32 };
-    let qualified = program.qualified_name(r).unwrap_or_else(|| agent.clone());
+    let _ = err.flush();
+    entry
+}
 
-    // The argument object: --arg / --arg-file, then -a assignments, then questions.
+/// The argument object (§10.1): `--arg` or `--arg-file`, then the `-a` assignments on top.
+fn argument_object(
+    opts: &RunOptions,
+) -> Result<serde_json::Map<String, serde_json::Value>, Failure> {
     let mut object = match (&opts.arg, &opts.arg_file) {
         (Some(_), Some(_)) => return Err(usage("give at most one of --arg and --arg-file")),
         (Some(text), None) => parse_object(text, "--arg")?,
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
             parse_object(&text, "--arg-file")?
         }
         (None, None) => serde_json::Map::new(),
     };
     for a in &opts.assignments {
-        let Some((name, value)) = a.split_once('=') else { return Err(usage(format!("-a expects name=value, got `{a}`"))) };
-        let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+        let Some((name, value)) = a.split_once('=') else {
+            return Err(usage(format!("-a expects NAME=VALUE, got `{a}`")));
+        };
+        // JSON when it parses, a string otherwise: `-a n=42` is an integer, `-a 'n="42"'` a string.
+        let value = serde_json::from_str(value)
+            .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
         object.insert(name.to_string(), value);
     }
-    let sig = checked.signatures.get(&r).cloned();
-    let params = sig.as_ref().map(|s| s.params.clone()).unwrap_or_default();
-    for p in &params {
-        if p.optional || object.contains_key(&p.name) {
-            continue;
-        }
-        if std::io::stdin().is_terminal() {
-            let value = ask_argument(&p.name, &katari_lang::types::render_ty(&katari_runtime::lower::Env { checked: &checked }, &p.ty))?;
-            object.insert(p.name.clone(), value);
-        } else {
-            return Err(usage(format!("missing required argument \"{}\" for {qualified}", p.name)));
-        }
-    }
+    Ok(object)
+}
 
-    let paths = Paths::from_env();
-    let host = Arc::new(CliHost::new(paths, program.env.clone(), answers));
-    let machine = Arc::new(katari_runtime::lower::lower(&program, &checked, &table, katari_prelude::natives::deferred, host.clone()));
-    let _ = host.machine.set(Arc::downgrade(&machine));
-
+/// Wire-decodes the argument object and validates it against the entry's input schema.
+fn decode_arguments(
+    machine: &Machine,
+    qualified: &str,
+    object: serde_json::Map<String, serde_json::Value>,
+) -> Result<Value, Failure> {
     let json = serde_json::Value::Object(object);
-    let args = katari_runtime::wire::decode(&machine, &json).map_err(|why| usage(format!("invalid arguments: {qualified}: the argument cannot be decoded — {why}")))?;
-    if let Some(meta) = machine.metadata.get(qualified.as_str()) {
+    let args = katari_runtime::wire::decode(machine, &json).map_err(|why| {
+        usage(format!(
+            "invalid arguments: {qualified}: the argument cannot be decoded — {why}"
+        ))
+    })?;
+    if let Some(meta) = machine.metadata.get(qualified) {
         let failures = conform::conform(&args, &meta.input);
         if !failures.is_empty() {
             return Err(usage(format!(
@@ -138,61 +258,140 @@ fn run_inner(opts: &RunOptions) -> Result<(), Failure> {
             )));
         }
     }
-    let callee = machine.by_name.get(qualified.as_str()).cloned().ok_or_else(|| usage("the entry agent did not lower"))?;
-    let labelled: Vec<(Arc<str>, Value)> = match &args.v {
-        V::Record(rec) => rec
-            .iter()
-            .map(|(k, v)| {
-                let private = params.iter().any(|p| *p.name == **k && p.ty.attr.is_private());
-                (k.clone(), v.clone().with_private(private))
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    Ok(args)
+}
 
-    install_interrupt(&machine);
-    let runner = machine.clone();
-    let handle = std::thread::Builder::new()
+/// Calls the entry agent on a thread with a stack large enough for the call depth limit.
+fn evaluate(
+    machine: Arc<Machine>,
+    callee: Value,
+    args: Vec<(Arc<str>, Value)>,
+) -> Result<Result<Value, katari_runtime::control::Ctl>, Failure> {
+    std::thread::Builder::new()
         .name("katari-run".into())
         .stack_size(MAIN_STACK)
-        .spawn(move || {
-            let mut ctx = Ctx::new(runner);
-            ctx.call(&callee, labelled)
-        })
-        .map_err(|e| Failure { message: format!("cannot start the evaluator: {e}"), status: 1 })?;
-    let outcome = handle.join().map_err(|_| Failure { message: "panic: internal: the evaluator crashed".into(), status: 1 })?;
-    match outcome {
-        Ok(value) => print_result(&value, opts.json),
-        Err(c) => Err(failure(*c, &machine)),
-    }
+        .spawn(move || Ctx::new(machine).call(&callee, args))
+        .map_err(|e| failed(format!("cannot start the evaluator: {e}")))?
+        .join()
+        .map_err(|_| failed("panic: internal: the evaluator crashed"))
 }
 
-fn print_result(value: &Value, json: bool) -> Result<(), Failure> {
-    let text = match (&value.v, json) {
-        (V::Str(s), false) if !value.private => s.to_string(),
-        _ => to_wire(value, Privacy::Redact).map_err(|_| Failure { message: "panic: a non-finite number has no JSON representation".into(), status: 1 })?,
+/// The entry agent (§10.1): a top-level, non-generic agent of the entry module; K5005
+/// otherwise.
+fn entry_agent(program: &Program, name: &str) -> Result<DeclRef, Diagnostic> {
+    let entry = program.entry;
+    let module = program
+        .module(entry)
+        .ok_or_else(|| Diagnostic::unlocated(Code::K5005, "the entry module did not load"))?;
+    let agents = || {
+        module
+            .ast
+            .decls
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| match d {
+                ast::Decl::Agent(a) => Some((i, a)),
+                _ => None,
+            })
     };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
-    Ok(())
-}
-
-fn failure(c: Control, _machine: &Machine) -> Failure {
-    let redacted = |v: &Value| to_wire(v, Privacy::Redact).unwrap_or_else(|_| "null".into());
-    match c {
-        Control::Throw(v) => Failure { message: format!("throw: {}", redacted(&v)), status: 1 },
-        Control::Panic(m) | Control::Failed(m) => Failure { message: format!("panic: {m}"), status: 1 },
-        Control::Unhandled { request, args } => Failure { message: format!("unhandled request {request}({})", redacted(&args)), status: 1 },
-        Control::BadAnswer { request, failures } => Failure { message: format!("answer for {request} does not conform: {failures}"), status: 1 },
-        Control::Interrupted => Failure { message: "interrupted".into(), status: 130 },
-        Control::Return { .. } | Control::Next { .. } | Control::Break { .. } => {
-            Failure { message: "panic: internal: a jump escaped its target".into(), status: 1 }
+    match agents().find(|(_, a)| a.name.text == name) {
+        Some((index, a)) if a.generics.is_empty() => Ok(DeclRef {
+            module: entry,
+            index: index as u32,
+        }),
+        Some((_, a)) => Err(Diagnostic::new(
+            Code::K5005,
+            format!("agent `{name}` is generic, so it cannot be run"),
+            module.file,
+            a.name.span,
+        )
+        .with_label("declared with generic parameters")
+        .with_help("run a non-generic agent that calls it with concrete types")),
+        None => {
+            let runnable: Vec<String> = agents()
+                .filter(|(_, a)| a.generics.is_empty())
+                .map(|(_, a)| format!("`{}`", a.name.text))
+                .collect();
+            let d = Diagnostic::unlocated(
+                Code::K5005,
+                format!(
+                    "there is no top-level agent named `{name}` in module `{}`",
+                    module.name
+                ),
+            );
+            Err(if runnable.is_empty() {
+                d.with_help("declare one, such as `agent main() -> string { \"hello\" }`")
+            } else {
+                d.with_help(format!(
+                    "the agents that can be run are {}",
+                    runnable.join(", ")
+                ))
+            })
         }
     }
 }
 
-fn parse_object(text: &str, flag: &str) -> Result<serde_json::Map<String, serde_json::Value>, Failure> {
+/// Return-type facts of every request the program declares, by qualified name.
+fn answer_shapes(program: &Program, checked: &Checked) -> HashMap<String, AnswerShape> {
+    let mut shapes = HashMap::new();
+    for (mi, module) in program.modules.iter().enumerate() {
+        for (di, decl) in module.ast.decls.iter().enumerate() {
+            if !matches!(decl, ast::Decl::Request(_)) {
+                continue;
+            }
+            let r = DeclRef {
+                module: katari_lang::load::ModuleId(mi as u32),
+                index: di as u32,
+            };
+            if let (Some(name), Some(sig)) = (checked.names.get(&r), checked.signatures.get(&r)) {
+                shapes.insert(
+                    name.clone(),
+                    AnswerShape {
+                        string: sig.ret.kind == TyKind::String,
+                        private: sig.ret.attr.is_private(),
+                    },
+                );
+            }
+        }
+    }
+    shapes
+}
+
+/// The text printed for a successful run (§10.2).
+fn result_text(value: &Value, json: bool) -> Result<String, Failure> {
+    match (&value.v, json) {
+        (V::Str(s), false) if !value.private => Ok(s.to_string()),
+        _ => to_wire(value, Privacy::Redact)
+            .map_err(|_| failed("panic: a non-finite number has no JSON representation")),
+    }
+}
+
+/// The message and status of a failed run (§10.2).
+fn failure(c: Control) -> Failure {
+    let redacted = |v: &Value| to_wire(v, Privacy::Redact).unwrap_or_else(|_| "null".into());
+    match c {
+        Control::Throw(v) => failed(format!("throw: {}", redacted(&v))),
+        Control::Panic(m) | Control::Failed(m) => failed(format!("panic: {m}")),
+        Control::Unhandled { request, args } => {
+            failed(format!("unhandled request {request}({})", redacted(&args)))
+        }
+        Control::BadAnswer { request, failures } => {
+            failed(format!("answer for {request} does not conform: {failures}"))
+        }
+        Control::Interrupted => Failure {
+            message: "interrupted".into(),
+            status: 130,
+        },
+        Control::Return { .. } | Control::Next { .. } | Control::Break { .. } => {
+            failed("panic: internal: a jump escaped its target")
+        }
+    }
+}
+
+fn parse_object(
+    text: &str,
+    flag: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, Failure> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(m)) => Ok(m),
         Ok(_) => Err(usage(format!("{flag} must be a JSON object"))),
@@ -201,49 +400,113 @@ fn parse_object(text: &str, flag: &str) -> Result<serde_json::Map<String, serde_
 }
 
 /// The `--answers` file: a JSON object whose values are arrays (§10.1).
-fn read_answers(path: &Path) -> Result<HashMap<String, VecDeque<serde_json::Value>>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read the answers file {}: {e}", path.display())))?;
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| usage(format!("the answers file {} is not valid JSON: {e}", path.display())))?;
-    let serde_json::Value::Object(map) = json else { return Err(usage(format!("the answers file {} must hold a JSON object", path.display()))) };
-    let mut out = HashMap::new();
+fn read_answers(path: &Path) -> Result<Answers, Failure> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("cannot read the answers file {shown}: {e}")))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("the answers file {shown} is not valid JSON: {e}")))?;
+    let serde_json::Value::Object(map) = json else {
+        return Err(usage(format!(
+            "the answers file {shown} must hold a JSON object of arrays"
+        )));
+    };
+    let mut out = Answers::new();
     for (k, v) in map {
         let serde_json::Value::Array(items) = v else {
-            return Err(usage(format!("the answers for \"{k}\" in {} must be an array", path.display())));
+            return Err(usage(format!(
+                "the answers for \"{k}\" in {shown} must be an array"
+            )));
         };
         out.insert(k, items.into_iter().collect());
     }
     Ok(out)
 }
 
-/// Asks the person for a missing required argument (a bare line for strings, else JSON).
-fn ask_argument(name: &str, ty: &str) -> Result<serde_json::Value, Failure> {
-    let stdin = std::io::stdin();
+/// A required parameter to ask the person for.
+struct Question<'a> {
+    name: &'a str,
+    /// The parameter's type in the surface syntax.
+    ty: String,
+    /// Its JSON Schema, which the answer must conform to.
+    schema: serde_json::Value,
+    /// The type is `string`: a bare line is accepted.
+    string: bool,
+}
+
+/// Asks for a missing required argument until the line conforms to the parameter's schema
+/// (§10.1). `None` at the end of input.
+fn ask_argument(host: &CliHost, machine: &Machine, q: &Question<'_>) -> Option<serde_json::Value> {
     loop {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "{name} ({ty}): ");
-        let _ = err.flush();
-        let mut line = String::new();
-        match stdin.lock().read_line(&mut line) {
-            Ok(0) | Err(_) => return Err(usage(format!("missing required argument \"{name}\""))),
-            Ok(_) => {}
-        }
-        let line = line.trim_end_matches(['\n', '\r']);
-        match serde_json::from_str::<serde_json::Value>(line) {
-            Ok(v) => return Ok(v),
-            Err(_) if ty == "string" => return Ok(serde_json::Value::String(line.to_string())),
+        let line = host.read_line(&format!("{} ({}): ", q.name, q.ty))?;
+        let json = match typed_line(line, q.string) {
+            Ok(json) => json,
             Err(e) => {
-                let _ = writeln!(err, "  not JSON ({e}); try again");
+                host.say(&format!(
+                    "  not JSON ({e}); enter a value of type {}\n",
+                    q.ty
+                ));
+                continue;
             }
+        };
+        let failures = match katari_runtime::wire::decode(machine, &json) {
+            Ok(value) => conform::conform(&value, &q.schema),
+            Err(why) => vec![why],
+        };
+        if failures.is_empty() {
+            return Some(json);
         }
+        host.say(&format!(
+            "  that value does not fit: {}\n",
+            conform::failures_message(&failures)
+        ));
     }
 }
 
-/// Ctrl-C stops the run: the evaluator checks the flag at every call and iteration.
-fn install_interrupt(machine: &Arc<Machine>) {
-    let weak = Arc::downgrade(machine);
+/// Set by whichever side reports the end of the command first: the run, or Ctrl-C.
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+fn claim_end() -> bool {
+    !ENDED.swap(true, Ordering::SeqCst)
+}
+
+/// Ctrl-C stops the run (exit 130, §10.2). The evaluator checks the flag at every call and
+/// iteration; when nothing can check it (no run yet, a prompt waiting for a line, a second
+/// Ctrl-C, or a native that does not return within [`GRACE`]) the process ends itself.
+fn install_interrupt(host: Arc<OnceLock<Arc<CliHost>>>) {
+    let signals = AtomicU32::new(0);
     let _ = ctrlc::set_handler(move || {
-        if let Some(m) = weak.upgrade() {
-            m.interrupted.store(true, Ordering::Relaxed);
+        let first = signals.fetch_add(1, Ordering::SeqCst) == 0;
+        let host = host.get().cloned();
+        let machine = host
+            .as_ref()
+            .and_then(|h| h.machine.get())
+            .and_then(Weak::upgrade);
+        if let Some(m) = &machine {
+            m.interrupted.store(true, Ordering::SeqCst);
+        }
+        let reading = host.as_ref().is_some_and(|h| h.reading());
+        if !first || machine.is_none() || reading {
+            end_interrupted(reading);
+        } else {
+            std::thread::spawn(|| {
+                std::thread::sleep(GRACE);
+                end_interrupted(false);
+            });
         }
     });
+}
+
+/// Reports the interrupt and exits with 130, unless the run already reported its end.
+fn end_interrupted(at_prompt: bool) {
+    if claim_end() {
+        let mut err = std::io::stderr().lock();
+        // The prompt's line is still open on the terminal.
+        if at_prompt {
+            let _ = writeln!(err);
+        }
+        let _ = writeln!(err, "error: interrupted");
+        let _ = err.flush();
+        std::process::exit(130);
+    }
 }

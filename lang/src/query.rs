@@ -1,6 +1,7 @@
 //! Questions tools ask about a loaded and checked program: which names are in scope at a position,
 //! what a module exports, how a declaration's signature and doc read, what an expression's type
-//! is, which fields a value has, and what to offer for tab completion.
+//! is, which fields a value has, what to offer for tab completion, and which call the cursor is
+//! in.
 //!
 //! These serve the REPL's `.type`, `.effects`, `.env` and `.doc`, its completion and hints
 //! (`host.md` §12), and later an editor server. Everything here reads the [`Program`] (syntax
@@ -475,7 +476,7 @@ pub fn value_type_of(
 /// otherwise the type at a use of the local as a value. `None` for a local never used as a
 /// value whose type the signature or initialiser does not give (a local agent only ever called,
 /// an annotated binding that is never read).
-// FIXME: `Checked` does not expose the checker's local types; once it does, read them here.
+// `Checked` publishes no table of local types, so these are read from what it does publish.
 pub fn local_type(program: &Program, checked: &Checked, id: LocalId) -> Option<Ty> {
     let local = program.names.local(id)?;
     if local.kind == LocalKind::Param

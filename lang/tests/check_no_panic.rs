@@ -22,17 +22,81 @@ use proptest::prelude::*;
 /// Words an identifier may be replaced with: keywords, contextual words, prelude qualifiers and
 /// names, and names the corpus uses, so that replacements often still resolve.
 const WORDS: &[&str] = &[
-    "agent", "request", "data", "type", "use", "handler", "for", "parallel", "if", "else", "match",
-    "case", "return", "next", "break", "var", "let", "then", "in", "with", "of", "true", "false",
-    "null", "private", "public", "extends", "effect", "attribute", "integer", "number", "string",
-    "boolean", "file", "never", "unknown", "all", "io", "pure", "array", "record", "prelude",
-    "throw", "catch", "panic", "json", "decode", "get", "map", "filter", "value", "target",
-    "continuation", "main", "x", "n", "T", "E", "_",
+    "agent",
+    "request",
+    "data",
+    "type",
+    "use",
+    "handler",
+    "for",
+    "parallel",
+    "if",
+    "else",
+    "match",
+    "case",
+    "return",
+    "next",
+    "break",
+    "var",
+    "let",
+    "then",
+    "in",
+    "with",
+    "of",
+    "true",
+    "false",
+    "null",
+    "private",
+    "public",
+    "extends",
+    "effect",
+    "attribute",
+    "integer",
+    "number",
+    "string",
+    "boolean",
+    "file",
+    "never",
+    "unknown",
+    "all",
+    "io",
+    "pure",
+    "array",
+    "record",
+    "prelude",
+    "throw",
+    "catch",
+    "panic",
+    "json",
+    "decode",
+    "get",
+    "map",
+    "filter",
+    "value",
+    "target",
+    "continuation",
+    "main",
+    "x",
+    "n",
+    "T",
+    "E",
+    "_",
 ];
 
 /// Literals a literal may be replaced with.
-const LITERALS: &[&str] =
-    &["0", "1", "-1", "2.5", "1e400", "\"\"", "\"s\"", "true", "false", "null", "9007199254740993"];
+const LITERALS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2.5",
+    "1e400",
+    "\"\"",
+    "\"s\"",
+    "true",
+    "false",
+    "null",
+    "9007199254740993",
+];
 
 /// One edit of a program's token sequence; the indices pick among the tokens the edit applies to.
 #[derive(Clone, Debug)]
@@ -61,11 +125,14 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 /// Applies one mutation to `text`, lexing it afresh (earlier edits move every token).
 fn apply(text: &str, m: &Mutation) -> String {
     let lexed = lex(FileId(0), text);
-    let tokens: Vec<(&Token<'_>, std::ops::Range<usize>)> = lexed.tokens.iter().map(|(t, s)| (t, s.range())).collect();
+    let tokens: Vec<(&Token<'_>, std::ops::Range<usize>)> =
+        lexed.tokens.iter().map(|(t, s)| (t, s.range())).collect();
     if tokens.is_empty() {
         return text.to_string();
     }
-    let replace = |range: std::ops::Range<usize>, with: &str| format!("{}{}{}", &text[..range.start], with, &text[range.end..]);
+    let replace = |range: std::ops::Range<usize>, with: &str| {
+        format!("{}{}{}", &text[..range.start], with, &text[range.end..])
+    };
     match m {
         Mutation::Delete(i) => replace(tokens[i.index(tokens.len())].1.clone(), ""),
         Mutation::Duplicate(i) => {
@@ -75,7 +142,9 @@ fn apply(text: &str, m: &Mutation) -> String {
         }
         Mutation::SwapWithNext(i) => {
             let at = i.index(tokens.len());
-            let Some((_, next)) = tokens.get(at + 1) else { return text.to_string() };
+            let Some((_, next)) = tokens.get(at + 1) else {
+                return text.to_string();
+            };
             let this = tokens[at].1.clone();
             format!(
                 "{}{}{}{}{}",
@@ -87,25 +156,49 @@ fn apply(text: &str, m: &Mutation) -> String {
             )
         }
         Mutation::ReplaceIdent(i, w) => {
-            let idents: Vec<_> = tokens.iter().filter(|(t, _)| matches!(t, Token::Ident(_))).collect();
+            let idents: Vec<_> = tokens
+                .iter()
+                .filter(|(t, _)| matches!(t, Token::Ident(_)))
+                .collect();
             if idents.is_empty() {
                 return text.to_string();
             }
-            replace(idents[i.index(idents.len())].1.clone(), WORDS[w.index(WORDS.len())])
+            replace(
+                idents[i.index(idents.len())].1.clone(),
+                WORDS[w.index(WORDS.len())],
+            )
         }
         Mutation::ReplaceLiteral(i, l) => {
             let literals: Vec<_> = tokens
                 .iter()
-                .filter(|(t, _)| matches!(t, Token::Int(_) | Token::Number(_) | Token::Str(_) | Token::True | Token::False | Token::Null))
+                .filter(|(t, _)| {
+                    matches!(
+                        t,
+                        Token::Int(_)
+                            | Token::Number(_)
+                            | Token::Str(_)
+                            | Token::True
+                            | Token::False
+                            | Token::Null
+                    )
+                })
                 .collect();
             if literals.is_empty() {
                 return text.to_string();
             }
-            replace(literals[i.index(literals.len())].1.clone(), LITERALS[l.index(LITERALS.len())])
+            replace(
+                literals[i.index(literals.len())].1.clone(),
+                LITERALS[l.index(LITERALS.len())],
+            )
         }
         Mutation::Insert(i, w) => {
             let at = tokens[i.index(tokens.len())].1.start;
-            format!("{} {} {}", &text[..at], WORDS[w.index(WORDS.len())], &text[at..])
+            format!(
+                "{} {} {}",
+                &text[..at],
+                WORDS[w.index(WORDS.len())],
+                &text[at..]
+            )
         }
     }
 }
@@ -150,10 +243,18 @@ fn workspace_root() -> PathBuf {
 
 /// Every `.kt` file directly in `dir`, sorted.
 fn kt_files(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "kt")).collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "kt"))
+        .collect();
     paths.sort();
-    paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect()
+    paths
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
 }
 
 /// The programs to mutate, read once.
@@ -164,7 +265,11 @@ fn corpus() -> &'static [String] {
         let mut files = kt_files(&root.join("examples"));
         files.extend(kt_files(&root.join("tests/scripts/conformance")));
         files.extend(kt_files(&root.join("tests/scripts/checker")));
-        assert!(files.len() >= 40, "expected the examples and the conformance programs, found {}", files.len());
+        assert!(
+            files.len() >= 40,
+            "expected the examples and the conformance programs, found {}",
+            files.len()
+        );
         files
     })
 }
@@ -220,7 +325,11 @@ fn deep_nesting_does_not_overflow() {
         format!("{}1", "1 + ".repeat(DEPTH)),
         format!("{}true", "!".repeat(DEPTH)),
         format!("let {}x{} = 1", "[".repeat(DEPTH), "]".repeat(DEPTH)),
-        format!("let x: {}integer{} = 1", "array[".repeat(DEPTH), "]".repeat(DEPTH)),
+        format!(
+            "let x: {}integer{} = 1",
+            "array[".repeat(DEPTH),
+            "]".repeat(DEPTH)
+        ),
         format!("{}1{}", "if (true) { ".repeat(DEPTH), " }".repeat(DEPTH)),
     ];
     for body in &bodies {

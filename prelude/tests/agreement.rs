@@ -57,7 +57,10 @@ fn every_native_has_exactly_one_declaration() {
         assert!(declared.contains_key(name), "{name} has no declaration");
     }
     for name in DEFERRED {
-        assert!(declared.contains_key(*name), "deferred {name} has no declaration");
+        assert!(
+            declared.contains_key(*name),
+            "deferred {name} has no declaration"
+        );
     }
 }
 

@@ -12,7 +12,7 @@ use katari_lang::ast::{BinOp, FilterTag, UnOp};
 use crate::callable::{Callable, next_closure_id};
 use crate::control::{Control, Ctl, panic};
 use crate::ir::{Clause, Expr, FunId, Handle, Pat, Stmt};
-use crate::machine::{Ctx, Escalation, HFrame};
+use crate::machine::{Ctx, Escalation, HFrame, Machine};
 use crate::native::NativeCall;
 use crate::value::{DataValue, Record, V, Value, equal};
 
@@ -36,15 +36,20 @@ impl Ctx {
 
     /// Calls any callable with labelled arguments (defaults are applied by the callee).
     pub fn call(&mut self, callee: &Value, args: Vec<(Arc<str>, Value)>) -> R {
+        let m = self.m.clone();
+        self.call_in(&m, callee, args)
+    }
+
+    pub(crate) fn call_in(&mut self, m: &Machine, callee: &Value, args: Vec<(Arc<str>, Value)>) -> R {
         let V::Callable(c) = &callee.v else { return Err(panic("internal: call of a value that is not callable")) };
         let result = match &**c {
             Callable::Agent { fun, .. } => {
-                let args = self.order_args(*fun, &args);
-                self.call_fun(*fun, &[], args, None)
+                let args = self.order_args(m, *fun, &args);
+                self.call_fun(m, *fun, &[], args, None)
             }
             Callable::Closure { fun, captures, .. } => {
-                let args = self.order_args(*fun, &args);
-                self.call_fun(*fun, captures, args, Some(callee))
+                let args = self.order_args(m, *fun, &args);
+                self.call_fun(m, *fun, captures, args, Some(callee))
             }
             Callable::Partial { callee, supplied, holes, .. } => {
                 let mut merged: Vec<(Arc<str>, Value)> = supplied.clone();
@@ -53,18 +58,18 @@ impl Ctx {
                         merged.push((label, value));
                     }
                 }
-                self.call(&callee.clone(), merged)
+                self.call_in(m, &callee.clone(), merged)
             }
             Callable::Request { decl, .. } => {
-                let Some(&r) = self.m.request_index.get(decl) else { return Err(panic("internal: unknown request")) };
-                let info = &self.m.requests[r as usize];
+                let Some(&r) = m.request_index.get(decl) else { return Err(panic("internal: unknown request")) };
+                let info = &m.requests[r as usize];
                 let ordered = info
                     .params
                     .iter()
                     .zip(&info.defaults)
                     .map(|(p, d)| args.iter().find(|(l, _)| l == p).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
                     .collect();
-                self.perform(r, ordered)
+                self.perform(m, r, ordered)
             }
             Callable::Constructor { ctor, .. } => {
                 let fields = ctor
@@ -76,13 +81,13 @@ impl Ctx {
                 Ok(Value::new(V::Data(Arc::new(DataValue { ctor: ctor.clone(), fields }))))
             }
             Callable::Native { index, generics, .. } => {
-                let params = &self.m.native_params[*index as usize];
+                let params = &m.native_params[*index as usize];
                 let mut ordered: Vec<Value> = params
                     .iter()
                     .map(|(p, d)| args.iter().find(|(l, _)| l == p).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
                     .collect();
                 let _ = generics;
-                self.native(*index, &mut ordered, &[])
+                self.native(m, *index, &mut ordered, &[])
             }
             Callable::Tool(_) => Err(panic("internal: MCP tools are not available in this build")),
         };
@@ -90,21 +95,14 @@ impl Ctx {
     }
 
     /// Arranges labelled arguments in a function's parameter order.
-    fn order_args(&self, fun: FunId, args: &[(Arc<str>, Value)]) -> Vec<Option<Value>> {
-        self.m.funs[fun.0 as usize].params.iter().map(|p| args.iter().find(|(l, _)| *l == p.name).map(|(_, v)| v.clone())).collect()
+    fn order_args(&self, m: &Machine, fun: FunId, args: &[(Arc<str>, Value)]) -> Vec<Option<Value>> {
+        m.funs[fun.0 as usize].params.iter().map(|p| args.iter().find(|(l, _)| *l == p.name).map(|(_, v)| v.clone())).collect()
     }
 
     /// Runs a function with captured values and positional arguments (`None`: absent).
-    pub(crate) fn call_fun(&mut self, fun: FunId, captures: &[Value], args: Vec<Option<Value>>, itself: Option<&Value>) -> R {
-        if self.depth >= self.m.max_depth {
-            return Err(self.raise_panic("call depth limit exceeded".into()));
-        }
-        if self.stopped() {
-            return Err(ctl(Control::Interrupted));
-        }
-        let m = self.m.clone();
+    pub(crate) fn call_fun(&mut self, m: &Machine, fun: FunId, captures: &[Value], args: Vec<Option<Value>>, itself: Option<&Value>) -> R {
         let f = &m.funs[fun.0 as usize];
-        let mut frame = vec![Value::NULL; f.slots as usize];
+        let mut frame = self.frame(f.slots);
         for (slot, v) in f.capture_slots.iter().zip(captures) {
             frame[*slot as usize] = v.clone();
         }
@@ -112,17 +110,41 @@ impl Ctx {
             frame[slot as usize] = v.clone();
         }
         for (p, a) in f.params.iter().zip(args) {
-            let value = match a {
+            frame[p.slot as usize] = match a {
                 Some(v) => v,
                 None => p.default.clone().unwrap_or(Value::NULL),
             };
-            match &p.pattern {
-                Some(pat) => {
-                    if !self.bind(&mut frame, pat, &value) {
-                        return Err(self.raise_panic("pattern did not match".into()));
-                    }
+        }
+        self.enter(m, fun, frame)
+    }
+
+    /// A frame of `slots` nulls, reusing the allocation of a finished call when there is one.
+    fn frame(&mut self, slots: u32) -> Vec<Value> {
+        match self.pool.pop() {
+            Some(mut v) => {
+                v.resize(slots as usize, Value::NULL);
+                v
+            }
+            None => vec![Value::NULL; slots as usize],
+        }
+    }
+
+    /// Runs a function whose frame holds its captures and arguments: destructures pattern
+    /// parameters, then evaluates the body and catches the `return`s aimed at it.
+    fn enter(&mut self, m: &Machine, fun: FunId, mut frame: Vec<Value>) -> R {
+        let f = &m.funs[fun.0 as usize];
+        if self.depth >= m.max_depth {
+            return Err(self.raise_panic(m, "call depth limit exceeded".into()));
+        }
+        if self.stopped() {
+            return Err(ctl(Control::Interrupted));
+        }
+        for p in &f.params {
+            if let Some(pat) = &p.pattern {
+                let value = std::mem::replace(&mut frame[p.slot as usize], Value::NULL);
+                if !self.bind(&mut frame, pat, &value) {
+                    return Err(self.raise_panic(m, "pattern did not match".into()));
                 }
-                None => frame[p.slot as usize] = value,
             }
         }
         let activation = match f.activation_slot {
@@ -134,8 +156,12 @@ impl Ctx {
             None => 0,
         };
         self.depth += 1;
-        let result = self.eval(&mut frame, &f.body);
+        let result = self.eval(m, &mut frame, &f.body);
         self.depth -= 1;
+        frame.clear();
+        if self.pool.len() < 256 {
+            self.pool.push(frame);
+        }
         let result = match result {
             Err(c) => match *c {
                 Control::Return { activation: a, value } if a == 0 || a == activation => Ok(value),
@@ -149,11 +175,11 @@ impl Ctx {
         }
     }
 
-    fn native(&mut self, index: u32, args: &mut [Value], schemas: &[serde_json::Value]) -> R {
-        let f = self.m.natives[index as usize];
+    fn native(&mut self, m: &Machine, index: u32, args: &mut [Value], schemas: &[serde_json::Value]) -> R {
+        let f = m.natives[index as usize];
         match f(self, NativeCall { args, schemas }) {
             Err(c) => match *c {
-                Control::Panic(msg) => Err(self.raise_panic(msg)),
+                Control::Panic(msg) => Err(self.raise_panic(m, msg)),
                 other => Err(Box::new(other)),
             },
             ok => ok,
@@ -170,15 +196,14 @@ impl Ctx {
 
     /// Performs a request: the innermost handler frame with a clause for it answers; unhandled
     /// requests escalate to the host (§9.18, §10.3).
-    pub(crate) fn perform(&mut self, request: u32, args: Vec<Value>) -> R {
+    pub(crate) fn perform(&mut self, m: &Machine, request: u32, args: Vec<Value>) -> R {
         let mut cur = self.handlers.clone();
         while let Some(frame) = cur {
             if let Some(ci) = frame.handle.clauses.iter().position(|c| c.request == request) {
-                return self.run_clause(&frame, ci, args);
+                return self.run_clause(m, &frame, ci, args);
             }
             cur = frame.parent.clone();
         }
-        let m = self.m.clone();
         let info = &m.requests[request as usize];
         if Some(request) == m.throw_request {
             return Err(ctl(Control::Throw(args.into_iter().next().unwrap_or(Value::NULL))));
@@ -199,13 +224,13 @@ impl Ctx {
     }
 
     /// Runs a clause of `frame` outside the frame; `next` resumes, `break` leaves the frame.
-    fn run_clause(&mut self, frame: &Arc<HFrame>, ci: usize, args: Vec<Value>) -> R {
+    fn run_clause(&mut self, m: &Machine, frame: &Arc<HFrame>, ci: usize, args: Vec<Value>) -> R {
         let clause = &frame.handle.clauses[ci];
         let captures = &frame.captures[ci];
-        self.run_clause_body(frame, clause, captures, args, true)
+        self.run_clause_body(m, frame, clause, captures, args, true)
     }
 
-    fn run_clause_body(&mut self, frame: &Arc<HFrame>, clause: &Clause, captures: &[Value], args: Vec<Value>, resumes: bool) -> R {
+    fn run_clause_body(&mut self, m: &Machine, frame: &Arc<HFrame>, clause: &Clause, captures: &[Value], args: Vec<Value>, resumes: bool) -> R {
         let sequential = !frame.handle.parallel;
         let guard = if sequential { Some(frame.state.lock().unwrap_or_else(|e| e.into_inner())) } else { None };
         let state: Vec<Value> = match &guard {
@@ -216,7 +241,7 @@ impl Ctx {
         all.extend(state.into_iter().map(Some));
         let id = self.fresh_id();
         let saved = std::mem::replace(&mut self.handlers, frame.parent.clone());
-        let result = self.call_clause_fun(clause, captures, all, id);
+        let result = self.call_clause_fun(m, clause, captures, all, id);
         self.handlers = saved;
         let apply = |updates: Vec<(u32, Value)>, guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| match guard {
             Some(mut g) => {
@@ -252,8 +277,7 @@ impl Ctx {
         }
     }
 
-    fn call_clause_fun(&mut self, clause: &Clause, captures: &[Value], args: Vec<Option<Value>>, id: u64) -> R {
-        let m = self.m.clone();
+    fn call_clause_fun(&mut self, m: &Machine, clause: &Clause, captures: &[Value], args: Vec<Option<Value>>, id: u64) -> R {
         let f = &m.funs[clause.fun.0 as usize];
         let mut frame = vec![Value::NULL; f.slots as usize];
         for (slot, v) in f.capture_slots.iter().zip(captures) {
@@ -263,16 +287,16 @@ impl Ctx {
             frame[p.slot as usize] = a.unwrap_or(Value::NULL);
         }
         frame[clause.target as usize] = Value::int(id as f64);
-        self.eval(&mut frame, &f.body)
+        self.eval(m, &mut frame, &f.body)
     }
 
     /// A panic surfaced here: the nearest ambient `panic` clause handles it (§9.21).
-    pub(crate) fn raise_panic(&mut self, msg: Arc<str>) -> Ctl {
+    pub(crate) fn raise_panic(&mut self, m: &Machine, msg: Arc<str>) -> Ctl {
         let mut cur = self.handlers.clone();
         while let Some(frame) = cur {
             if let (Some(clause), Some(captures)) = (&frame.handle.panic, &frame.panic_captures) {
                 let captures = captures.clone();
-                return match self.run_clause_body(&frame, clause, &captures, vec![Value::str(msg)], false) {
+                return match self.run_clause_body(m, &frame, clause, &captures, vec![Value::str(msg)], false) {
                     Err(c) => c,
                     Ok(_) => ctl(Control::Failed("internal: panic clause resumed".into())),
                 };
@@ -282,17 +306,17 @@ impl Ctx {
         ctl(Control::Failed(msg))
     }
 
-    fn handle(&mut self, frame: &mut [Value], h: &Arc<Handle>) -> R {
+    fn handle(&mut self, m: &Machine, frame: &mut [Value], h: &Arc<Handle>) -> R {
         let mut state = Vec::with_capacity(h.vars.len());
         for v in &h.vars {
-            state.push(self.eval(frame, v)?);
+            state.push(self.eval(m, frame, v)?);
         }
         let captures = h.clauses.iter().map(|c| take(frame, &c.captures)).collect();
         let panic_captures = h.panic.as_ref().map(|c| take(frame, &c.captures));
         let id = self.fresh_id();
         let hf = Arc::new(HFrame { id, handle: h.clone(), captures, panic_captures, state: Mutex::new(state), parent: self.handlers.clone() });
         let saved = std::mem::replace(&mut self.handlers, Some(hf.clone()));
-        let result = self.eval(frame, &h.body);
+        let result = self.eval(m, frame, &h.body);
         self.handlers = saved;
         match result {
             Ok(v) => match &h.then {
@@ -302,7 +326,7 @@ impl Ctx {
                     let mut args = vec![Some(v)];
                     args.extend(state.into_iter().map(Some));
                     let tid = self.fresh_id();
-                    self.call_clause_fun(then, &captures, args, tid)
+                    self.call_clause_fun(m, then, &captures, args, tid)
                 }
                 None => Ok(v),
             },
@@ -317,92 +341,107 @@ impl Ctx {
     // Expressions
     // -------------------------------------------------------------------------------------
 
-    pub(crate) fn eval(&mut self, frame: &mut [Value], e: &Expr) -> R {
+    pub(crate) fn eval(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(s) => Ok(frame[*s as usize].clone()),
-            Expr::Global(g) => Ok(self.m.globals[g.0 as usize].clone()),
+            Expr::Global(g) => Ok(m.globals[g.0 as usize].clone()),
             Expr::Block(stmts, tail) => {
                 for s in stmts {
                     match s {
                         Stmt::Let(pat, value) => {
-                            let v = self.eval(frame, value)?;
+                            let v = self.eval(m, frame, value)?;
                             if !self.bind(frame, pat, &v) {
-                                return Err(self.raise_panic("pattern did not match".into()));
+                                return Err(self.raise_panic(m, "pattern did not match".into()));
                             }
                         }
                         Stmt::Expr(value) => {
-                            self.eval(frame, value)?;
+                            self.eval(m, frame, value)?;
                         }
                     }
                 }
-                self.eval(frame, tail)
+                self.eval(m, frame, tail)
             }
             Expr::CallFun { fun, args, private } => {
-                let mut values = Vec::with_capacity(args.len());
-                for a in args {
-                    values.push(match a {
-                        Some(a) => Some(self.eval(frame, a)?),
-                        None => None,
-                    });
+                let f = &m.funs[fun.0 as usize];
+                let mut callee_frame = self.frame(f.slots);
+                for (p, a) in f.params.iter().zip(args) {
+                    callee_frame[p.slot as usize] = match a {
+                        Some(a) => match self.eval(m, frame, a) {
+                            Ok(v) => v,
+                            Err(c) => {
+                                callee_frame.clear();
+                                self.pool.push(callee_frame);
+                                return Err(c);
+                            }
+                        },
+                        None => p.default.clone().unwrap_or(Value::NULL),
+                    };
                 }
-                let v = self.call_fun(*fun, &[], values, None)?;
+                let v = self.enter(m, *fun, callee_frame)?;
                 Ok(if *private { v.with_private(true) } else { v })
             }
             Expr::CallNative { native, args, schemas, .. } => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
-                    values.push(self.eval(frame, a)?);
+                    values.push(self.eval(m, frame, a)?);
                 }
                 let schemas = schemas.clone();
-                self.native(*native, &mut values, &schemas)
+                self.native(m, *native, &mut values, &schemas)
             }
             Expr::Perform { request, args } => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
-                    values.push(self.eval(frame, a)?);
+                    values.push(self.eval(m, frame, a)?);
                 }
-                self.perform(*request, values)
+                self.perform(m, *request, values)
             }
             Expr::Construct { ctor, args } => {
                 let mut fields = Vec::with_capacity(args.len());
                 for a in args {
-                    fields.push(self.eval(frame, a)?);
+                    fields.push(self.eval(m, frame, a)?);
                 }
                 Ok(Value::new(V::Data(Arc::new(DataValue { ctor: ctor.clone(), fields }))))
             }
             Expr::CallValue { callee, args } => {
-                let c = self.eval(frame, callee)?;
+                let c = self.eval(m, frame, callee)?;
                 let mut values = Vec::with_capacity(args.len());
                 for (l, a) in args {
-                    values.push((l.clone(), self.eval(frame, a)?));
+                    values.push((l.clone(), self.eval(m, frame, a)?));
                 }
-                self.call(&c, values)
+                self.call_in(m, &c, values)
             }
             Expr::Partial { callee, supplied, holes } => {
-                let c = self.eval(frame, callee)?;
+                let c = self.eval(m, frame, callee)?;
                 let mut values = Vec::with_capacity(supplied.len());
                 for (l, a) in supplied {
-                    values.push((l.clone(), self.eval(frame, a)?));
+                    values.push((l.clone(), self.eval(m, frame, a)?));
                 }
                 Ok(Value::callable(Callable::Partial { callee: c, supplied: values, holes: holes.clone(), id: next_closure_id() }))
             }
             Expr::Binary(op, l, r) => {
-                let a = self.eval(frame, l)?;
-                let b = self.eval(frame, r)?;
+                let a = self.operand(m, frame, l)?;
+                let b = self.operand(m, frame, r)?;
+                if let (V::Int(x), V::Int(y)) = (&a.v, &b.v)
+                    && !a.private
+                    && !b.private
+                    && let Some(v) = int_fast(*op, *x, *y)
+                {
+                    return Ok(v);
+                }
                 match binary(*op, &a, &b) {
                     Ok(v) => Ok(v),
-                    Err(msg) => Err(self.raise_panic(msg)),
+                    Err(msg) => Err(self.raise_panic(m, msg)),
                 }
             }
             Expr::Unary(op, x) => {
-                let a = self.eval(frame, x)?;
+                let a = self.eval(m, frame, x)?;
                 let p = a.private;
                 let v = match (op, &a.v) {
                     (UnOp::Not, V::Bool(b)) => Value::bool(!b),
                     (UnOp::Neg, V::Int(n)) => Value::int(if *n == 0.0 { 0.0 } else { -n }),
                     (UnOp::Neg, V::Num(n)) => Value::num(-n),
-                    _ => return Err(self.raise_panic("internal: operand of the wrong kind".into())),
+                    _ => return Err(self.raise_panic(m, "internal: operand of the wrong kind".into())),
                 };
                 Ok(v.with_private(p))
             }
@@ -410,7 +449,7 @@ impl Ctx {
                 let mut out = String::new();
                 let mut private = false;
                 for p in parts {
-                    let v = self.eval(frame, p)?;
+                    let v = self.eval(m, frame, p)?;
                     private |= v.private;
                     if let V::Str(s) = &v.v {
                         out.push_str(s);
@@ -419,77 +458,87 @@ impl Ctx {
                 Ok(Value::str(out).with_private(private))
             }
             Expr::Field(target, key) => {
-                let t = self.eval(frame, target)?;
+                let t = self.eval(m, frame, target)?;
                 Ok(field(&t, key))
             }
             Expr::Tuple(items) => {
                 let mut values = Vec::with_capacity(items.len());
                 for i in items {
-                    values.push(self.eval(frame, i)?);
+                    values.push(self.eval(m, frame, i)?);
                 }
                 Ok(Value::array(values))
             }
             Expr::ParallelTuple(items) => {
-                let results = self.parallel(frame, items.iter().map(|i| (i, None)).collect())?;
+                let results = self.parallel(m, frame, items.iter().map(|i| (i, None)).collect(), None)?;
                 Ok(Value::array(results))
             }
             Expr::Record(entries) => {
                 let mut r = Record::with_capacity(entries.len());
                 for (k, e) in entries {
-                    let v = self.eval(frame, e)?;
+                    let v = self.eval(m, frame, e)?;
                     r.insert(k.clone(), v);
                 }
                 Ok(Value::record(r))
             }
             Expr::If(c, a, b) => {
-                let cond = self.eval(frame, c)?;
+                let cond = self.operand(m, frame, c)?;
                 match cond.v {
-                    V::Bool(true) => self.eval(frame, a),
-                    _ => self.eval(frame, b),
+                    V::Bool(true) => self.eval(m, frame, a),
+                    _ => self.eval(m, frame, b),
                 }
             }
             Expr::Match(subject, arms) => {
-                let s = self.eval(frame, subject)?;
+                let s = self.eval(m, frame, subject)?;
                 for (pat, body) in arms {
                     if self.bind(frame, pat, &s) {
-                        return self.eval(frame, body);
+                        return self.eval(m, frame, body);
                     }
                 }
-                Err(self.raise_panic("non-exhaustive match".into()))
+                Err(self.raise_panic(m, "non-exhaustive match".into()))
             }
-            Expr::For(f) => self.for_loop(frame, f),
+            Expr::For(f) => self.for_loop(m, frame, f),
             Expr::Closure { fun, captures } => {
                 let captured: Box<[Value]> = captures.iter().map(|s| frame[*s as usize].clone()).collect();
                 Ok(Value::callable(Callable::Closure { fun: *fun, captures: captured, id: next_closure_id() }))
             }
-            Expr::Handle(h) => self.handle(frame, h),
+            Expr::Handle(h) => self.handle(m, frame, h),
             Expr::Return(value, slot) => {
-                let v = self.eval(frame, value)?;
+                let v = self.eval(m, frame, value)?;
                 let activation = slot.map(|s| id_of(&frame[s as usize])).unwrap_or(0);
                 Err(ctl(Control::Return { activation, value: v }))
             }
             Expr::Next { target, value, updates } => {
-                let v = self.eval(frame, value)?;
+                let v = self.eval(m, frame, value)?;
                 let mut ups = Vec::with_capacity(updates.len());
                 for (i, e) in updates {
-                    ups.push((*i, self.eval(frame, e)?));
+                    ups.push((*i, self.eval(m, frame, e)?));
                 }
                 Err(ctl(Control::Next { target: id_of(&frame[*target as usize]), value: v, updates: ups }))
             }
             Expr::Break { target, value } => {
-                let v = self.eval(frame, value)?;
+                let v = self.eval(m, frame, value)?;
                 Err(ctl(Control::Break { target: id_of(&frame[*target as usize]), value: v }))
             }
-            Expr::HandlerValue(_) => Err(self.raise_panic("internal: handler values applied explicitly are not supported yet (K4001)".into())),
+            Expr::HandlerValue(_) => Err(self.raise_panic(m, "internal: handler values applied explicitly are not supported yet (K4001)".into())),
         }
     }
 
-    fn for_loop(&mut self, frame: &mut [Value], f: &crate::ir::ForLoop) -> R {
-        let source = self.eval(frame, &f.source)?;
-        let V::Array(items) = &source.v else { return Err(self.raise_panic("internal: iterating a value that is not an array".into())) };
+    /// An operand: locals and constants without a recursive call.
+    #[inline(always)]
+    fn operand(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
+        match e {
+            Expr::Local(s) => Ok(frame[*s as usize].clone()),
+            Expr::Const(v) => Ok(v.clone()),
+            _ => self.eval(m, frame, e),
+        }
+    }
+
+    fn for_loop(&mut self, m: &Machine, frame: &mut [Value], f: &crate::ir::ForLoop) -> R {
+        let source = self.eval(m, frame, &f.source)?;
+        let V::Array(items) = &source.v else { return Err(self.raise_panic(m, "internal: iterating a value that is not an array".into())) };
         let items = items.clone();
         for (slot, init) in &f.vars {
-            let v = self.eval(frame, init)?;
+            let v = self.eval(m, frame, init)?;
             frame[*slot as usize] = v;
         }
         let id = self.fresh_id();
@@ -497,7 +546,7 @@ impl Ctx {
         let mut results = Vec::with_capacity(items.len());
         if f.parallel && items.len() > 1 {
             let branches: Vec<(&Expr, Option<(&Pat, Value)>)> = items.iter().map(|item| (&f.body, Some((&f.pat, item.clone().with_private(source.private))))).collect();
-            match self.parallel(frame, branches) {
+            match self.parallel(m, frame, branches, Some(id)) {
                 Ok(values) => results = values,
                 Err(c) => match *c {
                     Control::Break { target, value } if target == id => return Ok(value),
@@ -511,9 +560,9 @@ impl Ctx {
                 }
                 let item = item.clone().with_private(source.private);
                 if !self.bind(frame, &f.pat, &item) {
-                    return Err(self.raise_panic("pattern did not match".into()));
+                    return Err(self.raise_panic(m, "pattern did not match".into()));
                 }
-                match self.eval(frame, &f.body) {
+                match self.eval(m, frame, &f.body) {
                     Ok(v) => results.push(v),
                     Err(c) => match *c {
                         Control::Next { target, value, updates } if target == id => {
@@ -534,9 +583,9 @@ impl Ctx {
                 if let Some(p) = pat
                     && !self.bind(frame, p, &all)
                 {
-                    return Err(self.raise_panic("pattern did not match".into()));
+                    return Err(self.raise_panic(m, "pattern did not match".into()));
                 }
-                self.eval(frame, body)
+                self.eval(m, frame, body)
             }
             None => Ok(all),
         }
@@ -544,7 +593,7 @@ impl Ctx {
 
     /// Evaluates branches concurrently, each on its own thread with a copy of the frame;
     /// results in source order. A failing branch cancels the others; its failure propagates.
-    fn parallel(&mut self, frame: &mut [Value], branches: Vec<(&Expr, Option<(&Pat, Value)>)>) -> Result<Vec<Value>, Ctl> {
+    fn parallel(&mut self, m: &Machine, frame: &mut [Value], branches: Vec<(&Expr, Option<(&Pat, Value)>)>, loop_id: Option<u64>) -> Result<Vec<Value>, Ctl> {
         let cancel = Arc::new(AtomicBool::new(false));
         let n = branches.len();
         let mut outcomes: Vec<Option<R>> = (0..n).map(|_| None).collect();
@@ -561,13 +610,13 @@ impl Ctx {
                     if let Some((pat, item)) = &binding
                         && !ctx.bind(&mut local, pat, item)
                     {
-                        return Err(ctx.raise_panic("pattern did not match".into()));
+                        return Err(ctx.raise_panic(m, "pattern did not match".into()));
                     }
-                    let r = ctx.eval(&mut local, body);
+                    let r = ctx.eval(m, &mut local, body);
                     let r = match r {
                         // A `next` aimed at this loop's iteration is its value.
-                        Err(c) if matches!(*c, Control::Next { .. }) && binding.is_some() => match *c {
-                            Control::Next { value, .. } => Ok(value),
+                        Err(c) => match *c {
+                            Control::Next { target, value, .. } if Some(target) == loop_id => Ok(value),
                             other => Err(Box::new(other)),
                         },
                         other => other,
@@ -743,6 +792,24 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
         }
     };
     Ok(v.with_private(private))
+}
+
+/// Integer arithmetic and comparisons without overflow or division: the common case of
+/// operators, answered without the general path.
+#[inline(always)]
+fn int_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
+    Some(match op {
+        BinOp::Add => Value::arith(true, x + y),
+        BinOp::Sub => Value::arith(true, x - y),
+        BinOp::Mul => Value::arith(true, x * y),
+        BinOp::Lt => Value::bool(x < y),
+        BinOp::Le => Value::bool(x <= y),
+        BinOp::Gt => Value::bool(x > y),
+        BinOp::Ge => Value::bool(x >= y),
+        BinOp::Eq => Value::bool(x == y),
+        BinOp::NotEq => Value::bool(x != y),
+        _ => return None,
+    })
 }
 
 /// Floor modulo computed exactly from the truncating remainder (§8.2).

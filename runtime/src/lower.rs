@@ -419,7 +419,7 @@ impl<'a> Lowering<'a> {
                 ItemKind::Expr(e) => {
                     let v = self.expr(e);
                     if last {
-                        return Expr::Block(stmts, Box::new(v));
+                        return if stmts.is_empty() { v } else { Expr::Block(stmts, Box::new(v)) };
                     }
                     stmts.push(Stmt::Expr(v));
                 }

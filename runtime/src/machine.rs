@@ -127,6 +127,8 @@ pub struct Ctx {
     pub(crate) next_id: u64,
     /// Set when a sibling parallel branch failed or broke out: this branch stops.
     pub(crate) cancel: Option<Arc<AtomicBool>>,
+    /// Frames of finished calls, kept for their allocations.
+    pub(crate) pool: Vec<Vec<Value>>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -140,7 +142,7 @@ static THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 impl Ctx {
     pub fn new(m: Arc<Machine>) -> Ctx {
         let thread = THREADS.fetch_add(1, Ordering::Relaxed);
-        Ctx { m, handlers: None, depth: 0, next_id: thread << 40, cancel: None }
+        Ctx { m, handlers: None, depth: 0, next_id: thread << 40, cancel: None, pool: Vec::new() }
     }
 
     /// A context for a parallel branch: same handlers, fresh ids.
@@ -180,7 +182,7 @@ impl Ctx {
     /// control goes; unhandled, the run fails.
     pub fn throw(&mut self, payload: Value) -> Ctl {
         match self.m.throw_request {
-            Some(r) => match self.perform(r, vec![payload]) {
+            Some(r) => match self.perform(&self.m.clone(), r, vec![payload]) {
                 Ok(_) => crate::control::panic("prelude.throw resumed"),
                 Err(c) => c,
             },

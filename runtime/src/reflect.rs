@@ -62,8 +62,14 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
             Some(Metadata {
                 name: tool.name().into(),
                 description: description.into(),
-                input: wire.get("inputSchema").cloned().unwrap_or_else(|| json!({})),
-                output: wire.get("outputSchema").cloned().unwrap_or_else(|| json!({})),
+                input: wire
+                    .get("inputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({})),
+                output: wire
+                    .get("outputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({})),
                 requests: json!([]),
             })
         }

@@ -2,7 +2,7 @@
 //! text reading (`prelude.md` §8.2) and the prelude's literal `json` trees.
 //!
 //! Decoding reads either a `serde_json` document (run arguments, answers, JSON text) or a
-//! `prelude.json.*` tree (`json.decode`) through one private [`Doc`] view, so both follow the same
+//! `prelude.json.*` tree (`json.decode`) through one private `Doc` view, so both follow the same
 //! rules and report the same reasons. The two sources differ only in numbers: a `serde_json`
 //! number whose value is integral becomes an integer, while a tree says the kind itself
 //! (`json_integer` gives an integer, `json_number` a number even when integral).
@@ -84,7 +84,7 @@ impl Conformable for Value {
 
     fn to_wire_json(&self) -> Option<serde_json::Value> {
         let text = to_wire(self, Privacy::Reveal).ok()?;
-        serde_json::from_str(&text).ok()
+        parse_text(&text).ok()
     }
 }
 
@@ -339,7 +339,11 @@ impl Decoder<'_> {
         let mut record = Record::with_capacity(D::count(obj));
         for (key, member) in D::members(obj) {
             // `$$x` is the escaped plain key `$x`; a single-`$` key is kept as it is.
-            let own = if key.starts_with("$$") { &key[1..] } else { key };
+            let own = if key.starts_with("$$") {
+                &key[1..]
+            } else {
+                key
+            };
             let value = self.value(member, &path.key(own))?;
             record.insert(Arc::from(own), value);
         }
@@ -361,7 +365,11 @@ impl Decoder<'_> {
                 let Some(ctor) = self.m.ctors.get(name) else {
                     return Err(path.fail(format_args!("unknown constructor \"{name}\"")));
                 };
-                let mismatch = || path.fail(format_args!("the fields of \"{name}\" do not match its declaration"));
+                let mismatch = || {
+                    path.fail(format_args!(
+                        "the fields of \"{name}\" do not match its declaration"
+                    ))
+                };
                 let Some(Node::Object(fields)) = D::get(obj, "value").map(Doc::node) else {
                     return Err(mismatch());
                 };
@@ -411,7 +419,10 @@ impl Decoder<'_> {
             }
             "$tool" => {
                 let formed = matches!(member.node(), Node::Str(_))
-                    && matches!(D::get(obj, "reactor").map(Doc::node), Some(Node::Str("mcp")))
+                    && matches!(
+                        D::get(obj, "reactor").map(Doc::node),
+                        Some(Node::Str("mcp"))
+                    )
                     && matches!(D::get(obj, "context").map(Doc::node), Some(Node::Object(_)))
                     && matches!(
                         D::get(obj, "inputSchema").map(Doc::node),

@@ -81,7 +81,10 @@ impl Checker<'_> {
     }
 
     pub(crate) fn ty_scope(&self, ctx: &Ctx) -> TyScope {
-        TyScope { file: ctx.file, subst: HashMap::new() }
+        TyScope {
+            file: ctx.file,
+            subst: HashMap::new(),
+        }
     }
 
     /// Adds an operation's effects to the body's row.
@@ -94,14 +97,32 @@ impl Checker<'_> {
         ctx.performed.push((row.clone(), span));
     }
 
-    pub(crate) fn mismatch(&mut self, file: FileId, span: Span, found: &Ty, expected: &Ty, label: &str) {
+    pub(crate) fn mismatch(
+        &mut self,
+        file: FileId,
+        span: Span,
+        found: &Ty,
+        expected: &Ty,
+        label: &str,
+    ) {
         let (f, e) = (self.render(found), self.render(expected));
-        self.error(Code::K3001, file, span, format!("expected `{e}`, found `{f}`")).set_label(label.to_string());
+        self.error(
+            Code::K3001,
+            file,
+            span,
+            format!("expected `{e}`, found `{f}`"),
+        )
+        .set_label(label.to_string());
     }
 
     /// Lowers a written return type and row. An annotation that failed to lower (already
     /// reported) counts as not written, so the body's own type or row is used instead.
-    pub(crate) fn written(&mut self, scope: &TyScope, ret: Option<&ast::Type>, row: Option<&ast::Type>) -> Written {
+    pub(crate) fn written(
+        &mut self,
+        scope: &TyScope,
+        ret: Option<&ast::Type>,
+        row: Option<&ast::Type>,
+    ) -> Written {
         let lower_ret = |this: &mut Self, t: &ast::Type| {
             let before = this.lower_failures;
             let ty = this.lower_ty(scope, t);
@@ -128,7 +149,9 @@ impl Checker<'_> {
             Some(AgentState::InProgress) => return None,
             None => {}
         }
-        let Some(ast::Decl::Agent(decl)) = self.program.decl(r) else { return None };
+        let Some(ast::Decl::Agent(decl)) = self.program.decl(r) else {
+            return None;
+        };
         self.agent_state.insert(r, AgentState::InProgress);
         self.agent_stack.push(r);
         let outer_module = self.current.replace(Some(r.module));
@@ -138,16 +161,38 @@ impl Checker<'_> {
         let scope = self.ty_scope(&ctx);
         let params = self.binding_params(&mut ctx, &scope, &decl.params, true);
         let written = self.written(&scope, decl.ret.as_ref(), decl.effects.as_ref());
-        let doc = decl.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
+        let doc = decl
+            .doc
+            .as_ref()
+            .map(|d| d.text.clone())
+            .unwrap_or_default();
         // A fully annotated agent's signature is known before its body: recursion may use it.
         if let (Some((ret, _)), Some((row, _))) = (&written.ret, &written.row) {
-            let ret = if decl.private { ret.clone().with_attr(Attr::Private) } else { ret.clone() };
-            let sig = AgentSig { generics: generics.clone(), params: params.clone(), ret, row: row.clone(), doc: doc.clone(), private: decl.private };
+            let ret = if decl.private {
+                ret.clone().with_attr(Attr::Private)
+            } else {
+                ret.clone()
+            };
+            let sig = AgentSig {
+                generics: generics.clone(),
+                params: params.clone(),
+                ret,
+                row: row.clone(),
+                doc: doc.clone(),
+                private: decl.private,
+            };
             self.out.signatures.insert(r, sig);
         }
         let broken = self.program.module(r.module).is_some_and(|m| m.is_broken());
         let (ret, row) = self.agent_body(&mut ctx, &decl.body, written, broken);
-        let sig = AgentSig { generics, params, ret, row, doc, private: decl.private };
+        let sig = AgentSig {
+            generics,
+            params,
+            ret,
+            row,
+            doc,
+            private: decl.private,
+        };
         self.out.signatures.insert(r, sig.clone());
         self.agent_state.insert(r, AgentState::Done);
         self.agent_stack.pop();
@@ -158,20 +203,44 @@ impl Checker<'_> {
     /// A reference from the body being checked back to `r`, whose body is in progress: every
     /// agent from `r` to the current one forms a recursive group, and each must write both its
     /// return type and its row (K3013). Gives `r`'s signature when it is known already.
-    pub(crate) fn recursive_reference(&mut self, file: FileId, name: &ast::Ident, r: DeclRef) -> Option<AgentSig> {
-        let start = self.agent_stack.iter().rposition(|a| *a == r).unwrap_or(self.agent_stack.len());
+    pub(crate) fn recursive_reference(
+        &mut self,
+        file: FileId,
+        name: &ast::Ident,
+        r: DeclRef,
+    ) -> Option<AgentSig> {
+        let start = self
+            .agent_stack
+            .iter()
+            .rposition(|a| *a == r)
+            .unwrap_or(self.agent_stack.len());
         let group: Vec<DeclRef> = self.agent_stack[start..].to_vec();
         for member in group {
-            let Some(ast::Decl::Agent(decl)) = self.program.decl(member) else { continue };
-            if (decl.ret.is_some() && decl.effects.is_some()) || self.recursion_reported.contains(&member) {
+            let Some(ast::Decl::Agent(decl)) = self.program.decl(member) else {
+                continue;
+            };
+            if (decl.ret.is_some() && decl.effects.is_some())
+                || self.recursion_reported.contains(&member)
+            {
                 continue;
             }
             self.recursion_reported.insert(member);
-            let help = format!("annotate `agent {}(…) -> <type> with <row>` (`with pure` when it performs nothing)", decl.name.text);
+            let help = format!(
+                "annotate `agent {}(…) -> <type> with <row>` (`with pure` when it performs nothing)",
+                decl.name.text
+            );
             if member == r {
-                self.error(Code::K3013, file, name.span, format!("`{}` is recursive, so it needs both its return type and its `with` row", decl.name.text))
-                    .set_label("recursive call")
-                    .set_help(help);
+                self.error(
+                    Code::K3013,
+                    file,
+                    name.span,
+                    format!(
+                        "`{}` is recursive, so it needs both its return type and its `with` row",
+                        decl.name.text
+                    ),
+                )
+                .set_label("recursive call")
+                .set_help(help);
             } else {
                 let callee = self.display_name(r);
                 let member_file = self.file_of(member.module);
@@ -179,14 +248,24 @@ impl Checker<'_> {
                     .error(Code::K3013, member_file, decl.name.span, format!("`{}` is part of a recursive group with `{callee}`, so it needs both its return type and its `with` row", decl.name.text))
                     .set_label("this agent calls back into the group")
                     .set_help(help);
-                d.secondary.push(Label { file, span: name.span, message: "the call that closes the cycle".into() });
+                d.secondary.push(Label {
+                    file,
+                    span: name.span,
+                    message: "the call that closes the cycle".into(),
+                });
             }
         }
         self.out.signatures.get(&r).cloned()
     }
 
     /// Checks an agent body against its written return type and row; gives the final ones.
-    pub(crate) fn agent_body(&mut self, ctx: &mut Ctx, body: &ast::Block, written: Written, broken: bool) -> (Ty, Row) {
+    pub(crate) fn agent_body(
+        &mut self,
+        ctx: &mut Ctx,
+        body: &ast::Block,
+        written: Written,
+        broken: bool,
+    ) -> (Ty, Row) {
         ctx.ret = written.ret.as_ref().map(|(t, _)| t.clone());
         let value = self.block(ctx, body);
         let mut lat = self.lattice();
@@ -205,7 +284,9 @@ impl Checker<'_> {
                     };
                     self.mismatch(ctx.file, span, &value, &written, label);
                     if label.starts_with("a private") {
-                        self.last_help("declare the result `of private`, or make the agent `private agent`");
+                        self.last_help(
+                            "declare the result `of private`, or make the agent `private agent`",
+                        );
                     }
                 }
                 written
@@ -213,7 +294,11 @@ impl Checker<'_> {
             None => ret,
         };
         // A private agent's result is private (§6.2).
-        let ret = if ctx.private { ret.clone().with_attr(ret.attr.join(Attr::Private)) } else { ret };
+        let ret = if ctx.private {
+            ret.clone().with_attr(ret.attr.join(Attr::Private))
+        } else {
+            ret
+        };
         let row = match written.row {
             Some((written, span)) => {
                 if !broken && !self.lattice().row_sub(&ctx.effects, &written) {
@@ -228,7 +313,11 @@ impl Checker<'_> {
 
     /// Whether a value fits a declared type, attributes included except in the private world.
     pub(crate) fn fits(&self, ctx: &Ctx, value: &Ty, declared: &Ty) -> bool {
-        if ctx.private { self.sub_shape(value, declared) } else { self.sub(value, declared) }
+        if ctx.private {
+            self.sub_shape(value, declared)
+        } else {
+            self.sub(value, declared)
+        }
     }
 
     /// Sets the help line of the diagnostic reported last.
@@ -250,7 +339,10 @@ impl Checker<'_> {
         }
         excess.io = ctx.effects.io && !written.io && !written.all;
         for tail in &ctx.effects.tails {
-            let alone = Row { tails: vec![tail.clone()], ..Row::default() };
+            let alone = Row {
+                tails: vec![tail.clone()],
+                ..Row::default()
+            };
             if !self.lattice().row_sub(&alone, written) {
                 excess.tails.push(tail.clone());
             }
@@ -259,25 +351,52 @@ impl Checker<'_> {
             excess = ctx.effects.clone();
         }
         let culprit = ctx.performed.iter().find(|(row, _)| {
-            (excess.io && row.io) || row.all || row.entries.keys().any(|r| excess.entries.contains_key(r)) || row.tails.iter().any(|t| excess.tails.iter().any(|x| x.var == t.var))
+            (excess.io && row.io)
+                || row.all
+                || row.entries.keys().any(|r| excess.entries.contains_key(r))
+                || row
+                    .tails
+                    .iter()
+                    .any(|t| excess.tails.iter().any(|x| x.var == t.var))
         });
-        let (shown, declared, all) = (self.render_row(&excess), self.render_row(written), self.render_row(&ctx.effects));
-        let message = format!("the body performs `{shown}`, which the declared `with {declared}` does not allow");
+        let (shown, declared, all) = (
+            self.render_row(&excess),
+            self.render_row(written),
+            self.render_row(&ctx.effects),
+        );
+        let message = format!(
+            "the body performs `{shown}`, which the declared `with {declared}` does not allow"
+        );
         let help = format!("declare `with {all}`, or handle the extra requests inside the agent");
         match culprit.cloned() {
             Some((row, span)) => {
                 let performed = self.render_row(&row);
-                let d = self.error(Code::K3001, ctx.file, span, message).set_label(format!("this performs `{performed}`")).set_help(help);
-                d.secondary.push(Label { file: ctx.file, span: row_span, message: "the declared row".into() });
+                let d = self
+                    .error(Code::K3001, ctx.file, span, message)
+                    .set_label(format!("this performs `{performed}`"))
+                    .set_help(help);
+                d.secondary.push(Label {
+                    file: ctx.file,
+                    span: row_span,
+                    message: "the declared row".into(),
+                });
             }
             None => {
-                self.error(Code::K3001, ctx.file, row_span, message).set_label("the declared row").set_help(help);
+                self.error(Code::K3001, ctx.file, row_span, message)
+                    .set_label("the declared row")
+                    .set_help(help);
             }
         }
     }
 
     /// The parameters of an agent or anonymous agent, binding their locals.
-    pub(crate) fn binding_params(&mut self, ctx: &mut Ctx, scope: &TyScope, params: &[ast::Param], require_annotation: bool) -> Vec<ParamSig> {
+    pub(crate) fn binding_params(
+        &mut self,
+        ctx: &mut Ctx,
+        scope: &TyScope,
+        params: &[ast::Param],
+        require_annotation: bool,
+    ) -> Vec<ParamSig> {
         let mut out = Vec::new();
         for p in params {
             let (ty, optional, default) = match &p.kind {
@@ -286,9 +405,14 @@ impl Checker<'_> {
                         Some(t) => self.lower_ty(scope, t),
                         None => {
                             if require_annotation {
-                                self.error(Code::K3013, ctx.file, p.name.span, format!("parameter `{}` needs a type annotation", p.name.text))
-                                    .set_label("no type written")
-                                    .set_help(format!("write `{}: <type>`", p.name.text));
+                                self.error(
+                                    Code::K3013,
+                                    ctx.file,
+                                    p.name.span,
+                                    format!("parameter `{}` needs a type annotation", p.name.text),
+                                )
+                                .set_label("no type written")
+                                .set_help(format!("write `{}: <type>`", p.name.text));
                             }
                             Ty::error()
                         }
@@ -297,7 +421,11 @@ impl Checker<'_> {
                         self.check_default(ctx.file, d, &ty);
                     }
                     self.bind_local(ctx.file, p.name.span, ty.clone());
-                    (ty, default.is_some(), default.as_ref().map(|d| d.kind.clone()))
+                    (
+                        ty,
+                        default.is_some(),
+                        default.as_ref().map(|d| d.kind.clone()),
+                    )
                 }
                 ast::ParamKind::Destructure(pattern) => {
                     let ty = self.pattern_annotation(ctx, pattern);
@@ -305,7 +433,13 @@ impl Checker<'_> {
                     (ty, false, None)
                 }
             };
-            out.push(ParamSig { name: p.name.text.clone(), ty, optional, default, doc: p.doc.as_ref().map(|d| d.text.clone()) });
+            out.push(ParamSig {
+                name: p.name.text.clone(),
+                ty,
+                optional,
+                default,
+                doc: p.doc.as_ref().map(|d| d.text.clone()),
+            });
         }
         out
     }
@@ -336,20 +470,48 @@ impl Checker<'_> {
             Some(Resolution::Local(id)) => Some(id),
             _ => None,
         };
-        let doc = decl.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
+        let doc = decl
+            .doc
+            .as_ref()
+            .map(|d| d.text.clone())
+            .unwrap_or_default();
         let private = inner.private;
-        let sig_of = |ret: Ty, row: Row| AgentSig { generics: generics.clone(), params: params.clone(), ret, row, doc: doc.clone(), private };
-        let recursive = self_id.is_some_and(|id| super::walk::block_mentions(self, ctx.file, &decl.body, id));
+        let sig_of = |ret: Ty, row: Row| AgentSig {
+            generics: generics.clone(),
+            params: params.clone(),
+            ret,
+            row,
+            doc: doc.clone(),
+            private,
+        };
+        let recursive =
+            self_id.is_some_and(|id| super::walk::block_mentions(self, ctx.file, &decl.body, id));
         if recursive {
             // Inside its own body the agent has its written signature; anything missing is K3013.
             let annotated = decl.ret.is_some() && decl.effects.is_some();
             if !annotated {
-                self.error(Code::K3013, ctx.file, decl.name.span, format!("the recursive agent `{}` needs both its return type and its `with` row", decl.name.text))
-                    .set_label("this agent calls itself")
-                    .set_help("write `-> <type> with <row>` (`with pure` when it performs nothing)");
+                self.error(
+                    Code::K3013,
+                    ctx.file,
+                    decl.name.span,
+                    format!(
+                        "the recursive agent `{}` needs both its return type and its `with` row",
+                        decl.name.text
+                    ),
+                )
+                .set_label("this agent calls itself")
+                .set_help("write `-> <type> with <row>` (`with pure` when it performs nothing)");
             }
-            let ret = written.ret.as_ref().map(|(t, _)| t.clone()).unwrap_or_else(Ty::error);
-            let row = written.row.as_ref().map(|(r, _)| r.clone()).unwrap_or_default();
+            let ret = written
+                .ret
+                .as_ref()
+                .map(|(t, _)| t.clone())
+                .unwrap_or_else(Ty::error);
+            let row = written
+                .row
+                .as_ref()
+                .map(|(r, _)| r.clone())
+                .unwrap_or_default();
             if let Some(id) = self_id {
                 self.register_local_agent(id, sig_of(ret, row));
             }
@@ -379,7 +541,17 @@ impl Checker<'_> {
         let params = self.binding_params(&mut inner, &scope, &a.params, true);
         let written = self.written(&scope, a.ret.as_ref(), a.effects.as_ref());
         let (ret, row) = self.agent_body(&mut inner, &a.body, written, false);
-        let param_ty = Ty::object(params.iter().map(|p| Field { name: p.name.clone(), ty: p.ty.clone(), optional: p.optional }).collect(), Rest::Open);
+        let param_ty = Ty::object(
+            params
+                .iter()
+                .map(|p| Field {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                    optional: p.optional,
+                })
+                .collect(),
+            Rest::Open,
+        );
         Ty::agent(param_ty, ret, row)
     }
 }

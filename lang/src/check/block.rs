@@ -1,8 +1,8 @@
 //! Blocks and statements (`language.md` §9.1, §9.13, §9.15, §9.16): item sequencing, `let`,
 //! and the jumps `return`, `next` and `break` with their targets (K3012 for misplaced ones).
 
-use super::agents::{Ctx, Escape};
 use super::Checker;
+use super::agents::{Ctx, Escape};
 use crate::ast::{self, ItemKind};
 use crate::diag::{Code, Label};
 use crate::resolve::JumpTarget;
@@ -47,7 +47,13 @@ impl Checker<'_> {
                         Some(e) => self.expr(ctx, e),
                         None => Ty::null(),
                     };
-                    self.next_stmt(ctx, item.span, ty, e.as_ref().map(|e| e.span), updates.as_deref());
+                    self.next_stmt(
+                        ctx,
+                        item.span,
+                        ty,
+                        e.as_ref().map(|e| e.span),
+                        updates.as_deref(),
+                    );
                     diverges = true;
                 }
                 ItemKind::Break(e) => {
@@ -72,15 +78,29 @@ impl Checker<'_> {
                 .error(Code::K3012, ctx.file, item_span, "`return` cannot be used inside a handler's `then`")
                 .set_label("this `return` would leave the `then` block")
                 .set_help("the `then` block's value is the handler's result: end it with that value instead");
-            d.secondary.push(Label { file: ctx.file, span: then_span, message: "the `then` block".into() });
+            d.secondary.push(Label {
+                file: ctx.file,
+                span: then_span,
+                message: "the `then` block".into(),
+            });
             return;
         }
-        if let Some(clause) = ctx.targets.iter().rev().find(|t| t.resume.is_some()).map(|t| t.span) {
+        if let Some(clause) = ctx
+            .targets
+            .iter()
+            .rev()
+            .find(|t| t.resume.is_some())
+            .map(|t| t.span)
+        {
             let d = self
                 .error(Code::K3012, ctx.file, item_span, "`return` cannot be used inside a request clause")
                 .set_label("this `return` is inside a clause")
                 .set_help("end the clause with `break` (abandoning the handled computation) or `next` (resuming it)");
-            d.secondary.push(Label { file: ctx.file, span: clause, message: "the clause".into() });
+            d.secondary.push(Label {
+                file: ctx.file,
+                span: clause,
+                message: "the clause".into(),
+            });
             return;
         }
         if let Some(expected) = ctx.ret.clone()
@@ -91,15 +111,30 @@ impl Checker<'_> {
             } else {
                 "this value does not fit the declared return type"
             };
-            self.mismatch(ctx.file, value_span.unwrap_or(item_span), &ty, &expected, label);
+            self.mismatch(
+                ctx.file,
+                value_span.unwrap_or(item_span),
+                &ty,
+                &expected,
+                label,
+            );
         }
         ctx.returns.push(ty);
-        ctx.escapes.push(Escape { span: item_span, target: None, keyword: "return" });
+        ctx.escapes.push(Escape {
+            span: item_span,
+            target: None,
+            keyword: "return",
+        });
     }
 
     /// The index of the target a `next` or `break` aims at (decided by the resolver), reporting
     /// K3012 when it would leave a handler's `then`.
-    pub(crate) fn target_for(&mut self, ctx: &mut Ctx, item_span: Span, keyword: &'static str) -> Option<usize> {
+    pub(crate) fn target_for(
+        &mut self,
+        ctx: &mut Ctx,
+        item_span: Span,
+        keyword: &'static str,
+    ) -> Option<usize> {
         let target = self.program.names.jump(ctx.file, item_span)?;
         let span = match target {
             JumpTarget::For(s) | JumpTarget::Clause(s) => s,
@@ -116,20 +151,39 @@ impl Checker<'_> {
                 .error(Code::K3012, ctx.file, item_span, format!("`{keyword}` cannot leave a handler's `then`"))
                 .set_label(format!("this `{keyword}` targets {what} outside the `then` block"))
                 .set_help("only jumps aimed at a `for` or clause written inside the `then` block are allowed");
-            d.secondary.push(Label { file: ctx.file, span: then_span, message: "the `then` block".into() });
+            d.secondary.push(Label {
+                file: ctx.file,
+                span: then_span,
+                message: "the `then` block".into(),
+            });
             return None;
         }
-        ctx.escapes.push(Escape { span: item_span, target: Some(index), keyword });
+        ctx.escapes.push(Escape {
+            span: item_span,
+            target: Some(index),
+            keyword,
+        });
         Some(index)
     }
 
-    fn next_stmt(&mut self, ctx: &mut Ctx, item_span: Span, ty: Ty, value_span: Option<Span>, updates: Option<&[ast::Modifier]>) {
+    fn next_stmt(
+        &mut self,
+        ctx: &mut Ctx,
+        item_span: Span,
+        ty: Ty,
+        value_span: Option<Span>,
+        updates: Option<&[ast::Modifier]>,
+    ) {
         let target = self.target_for(ctx, item_span, "next");
         if let Some(t) = target {
             if let Some(resume) = ctx.targets[t].resume.clone() {
                 if !self.sub_shape(&ty, &resume) {
                     let span = value_span.unwrap_or(item_span);
-                    let label = if resume.is_never() { "this request cannot be resumed: end the clause with `break`" } else { "`next` must give the request's return type" };
+                    let label = if resume.is_never() {
+                        "this request cannot be resumed: end the clause with `break`"
+                    } else {
+                        "`next` must give the request's return type"
+                    };
                     self.mismatch(ctx.file, span, &ty, &resume, label);
                 }
             } else {
@@ -142,7 +196,13 @@ impl Checker<'_> {
             if let Some(var_ty) = ctx.targets[t].vars.get(&m.name.text).cloned()
                 && !self.sub_shape(&value, &var_ty)
             {
-                self.mismatch(ctx.file, m.value.span, &value, &var_ty, &format!("`{}` holds `{}`", m.name.text, self.render(&var_ty)));
+                self.mismatch(
+                    ctx.file,
+                    m.value.span,
+                    &value,
+                    &var_ty,
+                    &format!("`{}` holds `{}`", m.name.text, self.render(&var_ty)),
+                );
             }
         }
     }

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use super::Checker;
 use super::agents::Ctx;
 use super::decls::ParamSig;
 use super::expr::Callee;
-use super::Checker;
 use crate::ast::{self, BinOp, Expr};
 use crate::diag::Code;
 use crate::source::Span;
@@ -18,7 +18,13 @@ pub(crate) type Given = (String, Option<Ty>, Span);
 
 impl Checker<'_> {
     /// A call `callee(args)`.
-    pub(crate) fn call(&mut self, ctx: &mut Ctx, span: Span, callee: &Expr, args: &[ast::Arg]) -> Ty {
+    pub(crate) fn call(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        callee: &Expr,
+        args: &[ast::Arg],
+    ) -> Ty {
         let callee_ty = self.callee(ctx, callee);
         let given = self.arguments(ctx, args);
         self.apply(ctx, span, callee.span, callee_ty, &given)
@@ -26,12 +32,25 @@ impl Checker<'_> {
 
     /// The types of written arguments, in order.
     pub(crate) fn arguments(&mut self, ctx: &mut Ctx, args: &[ast::Arg]) -> Vec<Given> {
-        args.iter().map(|a| (a.label.text.clone(), a.value.as_ref().map(|v| self.expr(ctx, v)), a.span)).collect()
+        args.iter()
+            .map(|a| {
+                (
+                    a.label.text.clone(),
+                    a.value.as_ref().map(|v| self.expr(ctx, v)),
+                    a.span,
+                )
+            })
+            .collect()
     }
 
     /// The parameters of a callee, when it is callable with a record; `None` after reporting
     /// why it is not (or when it is the error type).
-    fn callee_shape(&mut self, ctx: &Ctx, callee_span: Span, ty: &Ty) -> Option<(Vec<ParamSig>, Ty, Row)> {
+    fn callee_shape(
+        &mut self,
+        ctx: &Ctx,
+        callee_span: Span,
+        ty: &Ty,
+    ) -> Option<(Vec<ParamSig>, Ty, Row)> {
         if ty.is_error() || ty.is_never() {
             return None;
         }
@@ -44,24 +63,50 @@ impl Checker<'_> {
                 _ => None,
             })
             .collect();
-        let Some(a) = agents.first().filter(|_| agents.len() == ty.members().len()) else {
+        let Some(a) = agents
+            .first()
+            .filter(|_| agents.len() == ty.members().len())
+        else {
             let shown = self.render(&ty);
             let nullable = ty.members().iter().any(|m| matches!(m.kind, TyKind::Null));
-            self.error(Code::K3014, ctx.file, callee_span, format!("`{shown}` is not an agent and cannot be called"))
-                .set_label(format!("this has type `{shown}`"))
-                .set_help(if nullable { "the value may be null: match on it first" } else { "only agents, requests and constructors can be called" });
+            self.error(
+                Code::K3014,
+                ctx.file,
+                callee_span,
+                format!("`{shown}` is not an agent and cannot be called"),
+            )
+            .set_label(format!("this has type `{shown}`"))
+            .set_help(if nullable {
+                "the value may be null: match on it first"
+            } else {
+                "only agents, requests and constructors can be called"
+            });
             return None;
         };
         let params = match &a.param.kind {
-            TyKind::Object { fields, .. } => fields.iter().map(|f| ParamSig { name: f.name.clone(), ty: f.ty.clone(), optional: f.optional, default: None, doc: None }).collect(),
+            TyKind::Object { fields, .. } => fields
+                .iter()
+                .map(|f| ParamSig {
+                    name: f.name.clone(),
+                    ty: f.ty.clone(),
+                    optional: f.optional,
+                    default: None,
+                    doc: None,
+                })
+                .collect(),
             TyKind::Unknown | TyKind::Error => Vec::new(),
             _ => {
                 // `agent never -> …` and other non-object parameters: only a matching whole
                 // argument record would do, and none can be written.
                 let shown = self.render(&a.param);
-                self.error(Code::K3001, ctx.file, callee_span, format!("no argument record fits the parameter type `{shown}`"))
-                    .set_label(format!("this agent takes `{shown}`"))
-                    .set_help("call it through `reflection.call_agent(target = …, args = …)`");
+                self.error(
+                    Code::K3001,
+                    ctx.file,
+                    callee_span,
+                    format!("no argument record fits the parameter type `{shown}`"),
+                )
+                .set_label(format!("this agent takes `{shown}`"))
+                .set_help("call it through `reflection.call_agent(target = …, args = …)`");
                 return None;
             }
         };
@@ -69,12 +114,27 @@ impl Checker<'_> {
     }
 
     /// Applies a callee to argument types; a `None` type marks a hole (partial application).
-    pub(crate) fn apply(&mut self, ctx: &mut Ctx, span: Span, callee_span: Span, callee: Callee, given: &[Given]) -> Ty {
+    pub(crate) fn apply(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        callee_span: Span,
+        callee: Callee,
+        given: &[Given],
+    ) -> Ty {
         let (sig_params, ret, row, generics, name) = match callee {
-            Callee::Poly { sig, written, .. } => (sig.params, sig.ret, sig.row, sig.generics, Some(written)),
+            Callee::Poly { sig, written, .. } => {
+                (sig.params, sig.ret, sig.row, sig.generics, Some(written))
+            }
             Callee::Mono(ty) => match self.callee_shape(ctx, callee_span, &ty) {
                 Some((params, ret, row)) => (params, ret, row, Vec::new(), None),
-                None => return if ty.is_never() { Ty::never() } else { Ty::error() },
+                None => {
+                    return if ty.is_never() {
+                        Ty::never()
+                    } else {
+                        Ty::error()
+                    };
+                }
             },
         };
         // Holes must name parameters (K3020); label duplicates are the resolver's K2003.
@@ -84,16 +144,34 @@ impl Checker<'_> {
             if ty.is_none() {
                 if !sig_params.iter().any(|p| &p.name == label) {
                     stray_hole = true;
-                    self.error(Code::K3020, ctx.file, *s, format!("the hole `{label} = _` names no parameter of this agent"))
-                        .set_label(format!("`{label}` is not a parameter"))
-                        .set_help(format!("the parameters are: {}", sig_params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")));
+                    self.error(
+                        Code::K3020,
+                        ctx.file,
+                        *s,
+                        format!("the hole `{label} = _` names no parameter of this agent"),
+                    )
+                    .set_label(format!("`{label}` is not a parameter"))
+                    .set_help(format!(
+                        "the parameters are: {}",
+                        sig_params
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
                 }
                 holes.push(label.clone());
             }
         }
         // Instantiate generics and collect bounds from the supplied arguments.
         let instance = self.instantiate(&generics);
-        let params: Vec<ParamSig> = sig_params.iter().map(|p| ParamSig { ty: instance.to_infer.ty(&p.ty), ..p.clone() }).collect();
+        let params: Vec<ParamSig> = sig_params
+            .iter()
+            .map(|p| ParamSig {
+                ty: instance.to_infer.ty(&p.ty),
+                ..p.clone()
+            })
+            .collect();
         let mut bounds = Bounds::default();
         {
             let mut lat = Lattice::inferring(self, &mut bounds);
@@ -106,22 +184,43 @@ impl Checker<'_> {
         }
         let solution = self.solve(&instance, &bounds, &HashMap::new());
         if !generics.is_empty() {
-            let solved = generics.iter().map(|g| solution.subst.generics.get(g).cloned().unwrap_or(GenArg::Type(Ty::error()))).collect();
-            self.out.queries.record_instantiation(ctx.file, span, solved);
+            let solved = generics
+                .iter()
+                .map(|g| {
+                    solution
+                        .subst
+                        .generics
+                        .get(g)
+                        .cloned()
+                        .unwrap_or(GenArg::Type(Ty::error()))
+                })
+                .collect();
+            self.out
+                .queries
+                .record_instantiation(ctx.file, span, solved);
         }
         // An argument that already failed to check explains a generic it leaves unsolved.
-        let failed_argument = given.iter().any(|(_, t, _)| t.as_ref().is_some_and(Ty::has_error));
+        let failed_argument = given
+            .iter()
+            .any(|(_, t, _)| t.as_ref().is_some_and(Ty::has_error));
         if let Some(g) = solution.unsolved.first().filter(|_| !failed_argument) {
             let gname = self.generic_name(*g);
             let what = name.clone().unwrap_or_else(|| "this agent".to_string());
-            let only_holes = sig_params.iter().any(|p| holes.contains(&p.name) && mentions(&p.ty, *g));
-            self.error(Code::K3016, ctx.file, span, format!("cannot infer the type argument `{gname}` of `{what}`"))
-                .set_label(if only_holes {
-                    format!("only holed parameters mention `{gname}`, so no argument determines it")
-                } else {
-                    format!("no argument determines `{gname}`")
-                })
-                .set_help(format!("give it explicitly: `{what}[…](…)`"));
+            let only_holes = sig_params
+                .iter()
+                .any(|p| holes.contains(&p.name) && mentions(&p.ty, *g));
+            self.error(
+                Code::K3016,
+                ctx.file,
+                span,
+                format!("cannot infer the type argument `{gname}` of `{what}`"),
+            )
+            .set_label(if only_holes {
+                format!("only holed parameters mention `{gname}`, so no argument determines it")
+            } else {
+                format!("no argument determines `{gname}`")
+            })
+            .set_help(format!("give it explicitly: `{what}[…](…)`"));
         }
         let mut subst = solution.subst.clone();
         for (g, v, _) in &instance.vars {
@@ -137,7 +236,13 @@ impl Checker<'_> {
             match given.iter().find(|(l, _, _)| l == &p.name) {
                 Some((_, Some(ty), s)) => {
                     if !self.sub_shape(ty, &expected) {
-                        self.mismatch(ctx.file, *s, ty, &expected, &format!("argument `{}` has the wrong type", p.name));
+                        self.mismatch(
+                            ctx.file,
+                            *s,
+                            ty,
+                            &expected,
+                            &format!("argument `{}` has the wrong type", p.name),
+                        );
                     } else if !self.sub(ty, &expected) {
                         if row.is_pure() {
                             // Pure-call lifting (§7.7 rule 2): the result depends on a secret.
@@ -154,15 +259,38 @@ impl Checker<'_> {
                 None => {
                     if !p.optional && !holes.contains(&p.name) && !stray_hole {
                         let shown = self.render(&expected);
-                        self.error(Code::K3001, ctx.file, span, format!("missing argument `{}`", p.name))
-                            .set_label(format!("`{}: {shown}` is required", p.name))
-                            .set_help(format!("pass `{} = …`, or `{} = _` to leave it open", p.name, p.name));
+                        self.error(
+                            Code::K3001,
+                            ctx.file,
+                            span,
+                            format!("missing argument `{}`", p.name),
+                        )
+                        .set_label(format!("`{}: {shown}` is required", p.name))
+                        .set_help(format!(
+                            "pass `{} = …`, or `{} = _` to leave it open",
+                            p.name, p.name
+                        ));
                     }
                 }
             }
         }
+        // A secret carried into a generic that the result does not mention (`a == secret`) also
+        // makes a pure call's result private; one the result mentions travels in it already.
+        if row.is_pure() {
+            for g in &generics {
+                if let Some(GenArg::Type(t)) = solution.subst.generics.get(g)
+                    && has_private(t)
+                    && !mentions(&ret, *g)
+                {
+                    lifted = Attr::Private;
+                }
+            }
+        }
         // Bounds of solved generics (K3001).
-        let solved: Vec<GenArg> = generics.iter().filter_map(|g| solution.subst.generics.get(g).cloned()).collect();
+        let solved: Vec<GenArg> = generics
+            .iter()
+            .filter_map(|g| solution.subst.generics.get(g).cloned())
+            .collect();
         if solution.unsolved.is_empty() && solved.len() == generics.len() {
             self.check_bounds(ctx.file, span, &generics, &solved);
         }
@@ -172,7 +300,11 @@ impl Checker<'_> {
             let residual: Vec<Field> = params
                 .iter()
                 .filter(|p| holes.contains(&p.name))
-                .map(|p| Field { name: p.name.clone(), ty: self.lattice().normalize(&subst.ty(&p.ty)), optional: p.optional })
+                .map(|p| Field {
+                    name: p.name.clone(),
+                    ty: self.lattice().normalize(&subst.ty(&p.ty)),
+                    optional: p.optional,
+                })
                 .collect();
             return Ty::agent(Ty::object(residual, Rest::Open), ret, row);
         }
@@ -181,16 +313,40 @@ impl Checker<'_> {
     }
 
     /// A call of a prelude operator function (§9.9).
-    pub(crate) fn operator_call(&mut self, ctx: &mut Ctx, span: Span, name: &str, args: &[(&str, Ty, Span)]) -> Ty {
-        let Some(r) = self.prelude_value("prelude", name) else { return Ty::error() };
-        let Some(sig) = self.out.signatures.get(&r).cloned() else { return Ty::error() };
+    pub(crate) fn operator_call(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        name: &str,
+        args: &[(&str, Ty, Span)],
+    ) -> Ty {
+        let Some(r) = self.prelude_value("prelude", name) else {
+            return Ty::error();
+        };
+        let Some(sig) = self.out.signatures.get(&r).cloned() else {
+            return Ty::error();
+        };
         let written = format!("prelude.{name}");
-        let callee = if sig.generics.is_empty() { Callee::Mono(sig.agent_ty()) } else { Callee::Poly { sig, written } };
-        let given: Vec<Given> = args.iter().map(|(l, t, s)| (l.to_string(), Some(t.clone()), *s)).collect();
+        let callee = if sig.generics.is_empty() {
+            Callee::Mono(sig.agent_ty())
+        } else {
+            Callee::Poly { sig, written }
+        };
+        let given: Vec<Given> = args
+            .iter()
+            .map(|(l, t, s)| (l.to_string(), Some(t.clone()), *s))
+            .collect();
         self.apply(ctx, span, span, callee, &given)
     }
 
-    pub(crate) fn binary(&mut self, ctx: &mut Ctx, span: Span, op: BinOp, left: &Expr, right: &Expr) -> Ty {
+    pub(crate) fn binary(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        op: BinOp,
+        left: &Expr,
+        right: &Expr,
+    ) -> Ty {
         let l = self.expr(ctx, left);
         let r = self.expr(ctx, right);
         if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge) {
@@ -204,8 +360,20 @@ impl Checker<'_> {
                 return Ty::boolean().with_attr(l.attr.join(r.attr));
             }
         }
-        self.operator_call(ctx, span, op.prelude_name(), &[("left", l, left.span), ("right", r, right.span)])
+        self.operator_call(
+            ctx,
+            span,
+            op.prelude_name(),
+            &[("left", l, left.span), ("right", r, right.span)],
+        )
     }
+}
+
+/// Whether any node of a type is private.
+fn has_private(ty: &Ty) -> bool {
+    let mut found = false;
+    ty.walk(&mut |t| found |= t.attr.is_private());
+    found
 }
 
 /// Whether a type mentions a generic parameter (in a type position or a row tail).

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::{Checker, qualified};
 use super::lower::{Kind, TyScope};
+use super::{Checker, qualified};
 use crate::ast::{self, GenericKind, LitKind, TypeKind};
 use crate::diag::Code;
 use crate::load::ModuleId;
@@ -46,7 +46,14 @@ impl AgentSig {
     /// The parameter object: an open object whose fields are the parameters.
     pub fn param_ty(&self) -> Ty {
         Ty::object(
-            self.params.iter().map(|p| Field { name: p.name.clone(), ty: p.ty.clone(), optional: p.optional }).collect(),
+            self.params
+                .iter()
+                .map(|p| Field {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                    optional: p.optional,
+                })
+                .collect(),
             Rest::Open,
         )
     }
@@ -59,10 +66,21 @@ impl AgentSig {
 #[derive(Clone, Debug)]
 pub enum DeclInfo {
     Agent,
-    Request { generics: Vec<GenericId>, variances: Vec<Variance> },
-    Data { generics: Vec<GenericId>, fields: Vec<ParamSig>, variances: Vec<Variance> },
-    Synonym { generics: Vec<GenericId> },
-    External { reactor: Option<String> },
+    Request {
+        generics: Vec<GenericId>,
+        variances: Vec<Variance>,
+    },
+    Data {
+        generics: Vec<GenericId>,
+        fields: Vec<ParamSig>,
+        variances: Vec<Variance>,
+    },
+    Synonym {
+        generics: Vec<GenericId>,
+    },
+    External {
+        reactor: Option<String>,
+    },
     Primitive,
     Import,
 }
@@ -72,7 +90,10 @@ const REACTORS: &[&str] = &["http", "webhook", "mcp", "console", "time", "env"];
 
 impl Checker<'_> {
     pub(crate) fn scope(&self, module: ModuleId) -> TyScope {
-        TyScope { file: self.file_of(module), subst: HashMap::new() }
+        TyScope {
+            file: self.file_of(module),
+            subst: HashMap::new(),
+        }
     }
 
     /// First pass: names, generics, synonyms, data, requests, natives and written agent
@@ -83,7 +104,10 @@ impl Checker<'_> {
         for (mi, module) in program.modules.iter().enumerate() {
             let mid = ModuleId(mi as u32);
             for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef { module: mid, index: di as u32 };
+                let r = DeclRef {
+                    module: mid,
+                    index: di as u32,
+                };
                 if decl.name().is_some() {
                     self.out.names.insert(r, qualified(program, r));
                 }
@@ -99,9 +123,18 @@ impl Checker<'_> {
                 let ids = self.declare_generics(module.file, generics);
                 let info = match decl {
                     ast::Decl::Synonym(_) => DeclInfo::Synonym { generics: ids },
-                    ast::Decl::Data(_) => DeclInfo::Data { generics: ids, fields: Vec::new(), variances: Vec::new() },
-                    ast::Decl::Request(_) => DeclInfo::Request { generics: ids, variances: Vec::new() },
-                    ast::Decl::External(d) => DeclInfo::External { reactor: d.from.as_ref().map(|(s, _)| s.clone()) },
+                    ast::Decl::Data(_) => DeclInfo::Data {
+                        generics: ids,
+                        fields: Vec::new(),
+                        variances: Vec::new(),
+                    },
+                    ast::Decl::Request(_) => DeclInfo::Request {
+                        generics: ids,
+                        variances: Vec::new(),
+                    },
+                    ast::Decl::External(d) => DeclInfo::External {
+                        reactor: d.from.as_ref().map(|(s, _)| s.clone()),
+                    },
                     ast::Decl::Primitive(_) => DeclInfo::Primitive,
                     ast::Decl::Agent(_) => DeclInfo::Agent,
                     ast::Decl::Import(_) => DeclInfo::Import,
@@ -128,7 +161,10 @@ impl Checker<'_> {
         for (mi, module) in program.modules.iter().enumerate() {
             let mid = ModuleId(mi as u32);
             for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef { module: mid, index: di as u32 };
+                let r = DeclRef {
+                    module: mid,
+                    index: di as u32,
+                };
                 match decl {
                     ast::Decl::Data(d) => self.collect_data(r, d),
                     ast::Decl::Synonym(d) => self.check_synonym(r, d),
@@ -140,25 +176,55 @@ impl Checker<'_> {
         for (mi, module) in program.modules.iter().enumerate() {
             let mid = ModuleId(mi as u32);
             for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef { module: mid, index: di as u32 };
+                let r = DeclRef {
+                    module: mid,
+                    index: di as u32,
+                };
                 match decl {
                     ast::Decl::Request(d) => self.collect_request(r, d),
-                    ast::Decl::External(d) => self.collect_native(r, &d.doc, &d.params, &d.ret, d.effects.as_ref(), true, Some(d)),
-                    ast::Decl::Primitive(d) => self.collect_native(r, &d.doc, &d.params, &d.ret, d.effects.as_ref(), false, None),
+                    ast::Decl::External(d) => self.collect_native(
+                        r,
+                        &d.doc,
+                        &d.params,
+                        &d.ret,
+                        d.effects.as_ref(),
+                        true,
+                        Some(d),
+                    ),
+                    ast::Decl::Primitive(d) => self.collect_native(
+                        r,
+                        &d.doc,
+                        &d.params,
+                        &d.ret,
+                        d.effects.as_ref(),
+                        false,
+                        None,
+                    ),
                     _ => {}
                 }
             }
         }
     }
 
-    pub(crate) fn declare_generics(&mut self, file: FileId, generics: &[ast::GenericParam]) -> Vec<GenericId> {
+    pub(crate) fn declare_generics(
+        &mut self,
+        file: FileId,
+        generics: &[ast::GenericParam],
+    ) -> Vec<GenericId> {
         let mut ids = Vec::new();
         for g in generics {
             let id = match self.program.names.get(file, g.name.span) {
                 Some(Resolution::Generic(lid)) => GenericId(lid.0),
                 _ => self.fresh_generic(&g.name.text, g.kind),
             };
-            self.out.generics.insert(id, GenericInfo { name: g.name.text.clone(), kind: g.kind, bound: None });
+            self.out.generics.insert(
+                id,
+                GenericInfo {
+                    name: g.name.text.clone(),
+                    kind: g.kind,
+                    bound: None,
+                },
+            );
             ids.push(id);
         }
         ids
@@ -188,10 +254,15 @@ impl Checker<'_> {
 
     pub(crate) fn generic_ids(&self, r: DeclRef) -> Vec<GenericId> {
         match self.out.decls.get(&r) {
-            Some(DeclInfo::Data { generics, .. }) | Some(DeclInfo::Request { generics, .. }) | Some(DeclInfo::Synonym { generics }) => {
-                generics.clone()
-            }
-            _ => self.out.signatures.get(&r).map(|s| s.generics.clone()).unwrap_or_default(),
+            Some(DeclInfo::Data { generics, .. })
+            | Some(DeclInfo::Request { generics, .. })
+            | Some(DeclInfo::Synonym { generics }) => generics.clone(),
+            _ => self
+                .out
+                .signatures
+                .get(&r)
+                .map(|s| s.generics.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -203,8 +274,25 @@ impl Checker<'_> {
         // The constructor: `name[generics](fields) -> name[generics]`.
         let args: Vec<GenArg> = generics.iter().map(|g| self.generic_arg(*g)).collect();
         let ret = Ty::new(TyKind::Data { id: r, args });
-        self.out.signatures.insert(r, AgentSig { generics: generics.clone(), params: fields.clone(), ret, row: Row::pure(), doc, private: false });
-        self.out.decls.insert(r, DeclInfo::Data { generics, fields, variances: Vec::new() });
+        self.out.signatures.insert(
+            r,
+            AgentSig {
+                generics: generics.clone(),
+                params: fields.clone(),
+                ret,
+                row: Row::pure(),
+                doc,
+                private: false,
+            },
+        );
+        self.out.decls.insert(
+            r,
+            DeclInfo::Data {
+                generics,
+                fields,
+                variances: Vec::new(),
+            },
+        );
     }
 
     /// The generic as an argument of its own kind (`T`, `E`, `A`).
@@ -223,7 +311,13 @@ impl Checker<'_> {
             .decls
             .iter()
             .filter_map(|(r, info)| match info {
-                DeclInfo::Data { generics, fields, .. } => Some((*r, generics.clone(), fields.iter().map(|f| f.ty.clone()).collect())),
+                DeclInfo::Data {
+                    generics, fields, ..
+                } => Some((
+                    *r,
+                    generics.clone(),
+                    fields.iter().map(|f| f.ty.clone()).collect(),
+                )),
                 _ => None,
             })
             .collect();
@@ -239,7 +333,10 @@ impl Checker<'_> {
                 for f in fields {
                     self.occurrences(f, Variance::Covariant, &mut acc);
                 }
-                let new: Vec<Variance> = generics.iter().map(|g| acc.get(g).copied().unwrap_or(Variance::Unused)).collect();
+                let new: Vec<Variance> = generics
+                    .iter()
+                    .map(|g| acc.get(g).copied().unwrap_or(Variance::Unused))
+                    .collect();
                 if let Some(DeclInfo::Data { variances, .. }) = self.out.decls.get_mut(r)
                     && *variances != new
                 {
@@ -254,11 +351,23 @@ impl Checker<'_> {
     }
 
     /// Records the polarity of every generic occurring in `ty`.
-    pub(crate) fn occurrences(&self, ty: &Ty, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.occurrences_unguarded(ty, polarity, acc))
+    pub(crate) fn occurrences(
+        &self,
+        ty: &Ty,
+        polarity: Variance,
+        acc: &mut HashMap<GenericId, Variance>,
+    ) {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.occurrences_unguarded(ty, polarity, acc)
+        })
     }
 
-    fn occurrences_unguarded(&self, ty: &Ty, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
+    fn occurrences_unguarded(
+        &self,
+        ty: &Ty,
+        polarity: Variance,
+        acc: &mut HashMap<GenericId, Variance>,
+    ) {
         let note = |g: GenericId, v: Variance, acc: &mut HashMap<GenericId, Variance>| {
             let merged = acc.get(&g).copied().unwrap_or(Variance::Unused).merge(v);
             acc.insert(g, merged);
@@ -269,13 +378,17 @@ impl Checker<'_> {
         match &ty.kind {
             TyKind::Param(g) => note(*g, polarity, acc),
             TyKind::Seq { prefix, rest } => {
-                prefix.iter().for_each(|t| self.occurrences(t, polarity, acc));
+                prefix
+                    .iter()
+                    .for_each(|t| self.occurrences(t, polarity, acc));
                 if let Some(r) = rest {
                     self.occurrences(r, polarity, acc);
                 }
             }
             TyKind::Object { fields, rest } => {
-                fields.iter().for_each(|f| self.occurrences(&f.ty, polarity, acc));
+                fields
+                    .iter()
+                    .for_each(|f| self.occurrences(&f.ty, polarity, acc));
                 if let Rest::Of(t) = rest {
                     self.occurrences(t, polarity, acc);
                 }
@@ -308,10 +421,19 @@ impl Checker<'_> {
         }
     }
 
-    fn row_occurrences(&self, row: &Row, polarity: Variance, acc: &mut HashMap<GenericId, Variance>) {
+    fn row_occurrences(
+        &self,
+        row: &Row,
+        polarity: Variance,
+        acc: &mut HashMap<GenericId, Variance>,
+    ) {
         for tail in &row.tails {
             if let RowVar::Param(g) = tail.var {
-                let merged = acc.get(&g).copied().unwrap_or(Variance::Unused).merge(polarity);
+                let merged = acc
+                    .get(&g)
+                    .copied()
+                    .unwrap_or(Variance::Unused)
+                    .merge(polarity);
                 acc.insert(g, merged);
             }
         }
@@ -344,12 +466,31 @@ impl Checker<'_> {
             self.occurrences(&p.ty, Variance::Covariant, &mut acc);
         }
         self.occurrences(&ret, Variance::Contravariant, &mut acc);
-        let variances = generics.iter().map(|g| acc.get(g).copied().unwrap_or(Variance::Unused)).collect();
+        let variances = generics
+            .iter()
+            .map(|g| acc.get(g).copied().unwrap_or(Variance::Unused))
+            .collect();
         let args: Vec<GenArg> = generics.iter().map(|g| self.generic_arg(*g)).collect();
         let row = Row::single(r, args);
         let doc = d.doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
-        self.out.signatures.insert(r, AgentSig { generics: generics.clone(), params, ret, row, doc, private: false });
-        self.out.decls.insert(r, DeclInfo::Request { generics, variances });
+        self.out.signatures.insert(
+            r,
+            AgentSig {
+                generics: generics.clone(),
+                params,
+                ret,
+                row,
+                doc,
+                private: false,
+            },
+        );
+        self.out.decls.insert(
+            r,
+            DeclInfo::Request {
+                generics,
+                variances,
+            },
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -380,30 +521,65 @@ impl Checker<'_> {
                         .set_help("declare it with `from \"<reactor>\"` naming a host reactor, or write the agent in katari");
                 }
                 Some((reactor, span)) if reactor == "ffi" => {
-                    self.error(Code::K5001, scope.file, *span, "the foreign-function interface is not supported")
-                        .set_label("`ffi` is not a reactor of this host")
-                        .set_help("only the reactors http, webhook, mcp, console, time and env exist");
+                    self.error(
+                        Code::K5001,
+                        scope.file,
+                        *span,
+                        "the foreign-function interface is not supported",
+                    )
+                    .set_label("`ffi` is not a reactor of this host")
+                    .set_help("only the reactors http, webhook, mcp, console, time and env exist");
                 }
                 Some((reactor, span)) if !REACTORS.contains(&reactor.as_str()) => {
-                    self.error(Code::K3018, scope.file, *span, format!("unknown reactor \"{reactor}\""))
-                        .set_label("no host reactor has this name")
-                        .set_help("the reactors are http, webhook, mcp, console, time and env");
+                    self.error(
+                        Code::K3018,
+                        scope.file,
+                        *span,
+                        format!("unknown reactor \"{reactor}\""),
+                    )
+                    .set_label("no host reactor has this name")
+                    .set_help("the reactors are http, webhook, mcp, console, time and env");
                 }
                 Some(_) => {
                     if !self.natives.has(&name) {
-                        self.error(Code::K5002, scope.file, d.name.span, format!("no native implementation is registered for `{name}`"))
-                            .set_label("the host has no implementation under this name");
+                        self.error(
+                            Code::K5002,
+                            scope.file,
+                            d.name.span,
+                            format!("no native implementation is registered for `{name}`"),
+                        )
+                        .set_label("the host has no implementation under this name");
                     }
                 }
             }
         } else if !external && !self.natives.has(&name) {
-            let span = self.program.decl(r).and_then(|d| d.name()).map(|n| n.span).unwrap_or_default();
-            self.error(Code::K5002, scope.file, span, format!("no native implementation is registered for `{name}`"))
-                .set_label("the host has no implementation under this name");
+            let span = self
+                .program
+                .decl(r)
+                .and_then(|d| d.name())
+                .map(|n| n.span)
+                .unwrap_or_default();
+            self.error(
+                Code::K5002,
+                scope.file,
+                span,
+                format!("no native implementation is registered for `{name}`"),
+            )
+            .set_label("the host has no implementation under this name");
         }
         let generics = self.generic_ids_of_decl(r);
         let doc = doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
-        self.out.signatures.insert(r, AgentSig { generics, params, ret, row, doc, private: false });
+        self.out.signatures.insert(
+            r,
+            AgentSig {
+                generics,
+                params,
+                ret,
+                row,
+                doc,
+                private: false,
+            },
+        );
     }
 
     /// The generic ids of any declaration, from the resolver's ids for its generic names.
@@ -427,7 +603,11 @@ impl Checker<'_> {
             .collect()
     }
 
-    pub(crate) fn sig_params(&mut self, scope: &TyScope, params: &[ast::SigParam]) -> Vec<ParamSig> {
+    pub(crate) fn sig_params(
+        &mut self,
+        scope: &TyScope,
+        params: &[ast::SigParam],
+    ) -> Vec<ParamSig> {
         params
             .iter()
             .map(|p| {
@@ -451,8 +631,13 @@ impl Checker<'_> {
         let lit = literal_type(&default.kind);
         if !self.sub(&lit, ty) {
             let (found, expected) = (self.render(&lit), self.render(ty));
-            self.error(Code::K3001, file, default.span, format!("expected `{expected}`, found `{found}`"))
-                .set_label("this default does not fit the parameter's type");
+            self.error(
+                Code::K3001,
+                file,
+                default.span,
+                format!("expected `{expected}`, found `{found}`"),
+            )
+            .set_label("this default does not fit the parameter's type");
         }
     }
 
@@ -461,9 +646,14 @@ impl Checker<'_> {
         // expansion here only detects cycles (K3010).
         if self.synonym_cycle(r, d) {
             let file = self.file_of(r.module);
-            self.error(Code::K3010, file, d.name.span, format!("type synonym `{}` expands to itself", d.name.text))
-                .set_label("this synonym refers back to itself")
-                .set_help("break the cycle with a data type");
+            self.error(
+                Code::K3010,
+                file,
+                d.name.span,
+                format!("type synonym `{}` expands to itself", d.name.text),
+            )
+            .set_label("this synonym refers back to itself")
+            .set_help("break the cycle with a data type");
         }
     }
 
@@ -490,12 +680,13 @@ impl Checker<'_> {
         }
         false
     }
-
 }
 
 /// The spans of every named type reference inside a type expression.
 fn collect_named(t: &ast::Type, out: &mut Vec<crate::source::Span>) {
-    stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || collect_named_unguarded(t, out))
+    stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+        collect_named_unguarded(t, out)
+    })
 }
 
 fn collect_named_unguarded(t: &ast::Type, out: &mut Vec<crate::source::Span>) {
@@ -514,9 +705,15 @@ fn collect_named_unguarded(t: &ast::Type, out: &mut Vec<crate::source::Span>) {
         // Agent types delay expansion (their parameter and result are behind a constructor), but
         // a synonym that refers to itself through them still never terminates when expanded
         // eagerly, so they count too.
-        TypeKind::Agent { params, ret, effects } => {
+        TypeKind::Agent {
+            params,
+            ret,
+            effects,
+        } => {
             match params {
-                ast::AgentParams::Fields(fields) => fields.iter().for_each(|f| collect_named(&f.ty, out)),
+                ast::AgentParams::Fields(fields) => {
+                    fields.iter().for_each(|f| collect_named(&f.ty, out))
+                }
                 ast::AgentParams::Type(p) => collect_named(p, out),
             }
             collect_named(ret, out);

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use super::Checker;
 use super::agents::{Ctx, Target};
 use super::decls::AgentSig;
 use super::lower::Kind;
-use super::Checker;
 use crate::ast::{self, Expr, ExprKind};
 use crate::diag::Code;
 use crate::resolve::{DeclRef, Resolution};
@@ -27,17 +27,31 @@ pub(crate) enum Callee {
 impl Checker<'_> {
     /// The type of an expression in a value position (generic values must be applied: K3015).
     pub(crate) fn expr(&mut self, ctx: &mut Ctx, e: &Expr) -> Ty {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.expr_unguarded(ctx, e))
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.expr_unguarded(ctx, e)
+        })
     }
 
     fn expr_unguarded(&mut self, ctx: &mut Ctx, e: &Expr) -> Ty {
         let ty = match self.callee(ctx, e) {
             Callee::Mono(ty) => ty,
             Callee::Poly { sig, written, .. } => {
-                let names = sig.generics.iter().map(|g| self.generic_name(*g)).collect::<Vec<_>>().join(", ");
-                self.error(Code::K3015, ctx.file, e.span, format!("the generic `{written}` must be applied before it is used as a value"))
-                    .set_label("a generic agent used as a value")
-                    .set_help(format!("call it, or write `{written}[{names}]` with explicit type arguments"));
+                let names = sig
+                    .generics
+                    .iter()
+                    .map(|g| self.generic_name(*g))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.error(
+                    Code::K3015,
+                    ctx.file,
+                    e.span,
+                    format!("the generic `{written}` must be applied before it is used as a value"),
+                )
+                .set_label("a generic agent used as a value")
+                .set_help(format!(
+                    "call it, or write `{written}[{names}]` with explicit type arguments"
+                ));
                 Ty::error()
             }
         };
@@ -61,16 +75,33 @@ impl Checker<'_> {
                 self.field(ctx, e.span, &t, field)
             }
             ExprKind::Call { callee, args } => self.call(ctx, e.span, callee, args),
-            ExprKind::TypeApply { callee, args } => return self.type_apply(ctx, e.span, callee, args),
+            ExprKind::TypeApply { callee, args } => {
+                return self.type_apply(ctx, e.span, callee, args);
+            }
             ExprKind::Binary { op, left, right } => self.binary(ctx, e.span, *op, left, right),
             ExprKind::Unary { op, operand } => {
                 let t = self.expr(ctx, operand);
-                self.operator_call(ctx, e.span, op.prelude_name(), &[("value", t, operand.span)])
+                self.operator_call(
+                    ctx,
+                    e.span,
+                    op.prelude_name(),
+                    &[("value", t, operand.span)],
+                )
             }
-            ExprKind::If { cond, then, otherwise } => {
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.expr(ctx, cond);
                 if !self.sub_shape(&c, &Ty::boolean()) {
-                    self.mismatch(ctx.file, cond.span, &c, &Ty::boolean(), "conditions must be booleans");
+                    self.mismatch(
+                        ctx.file,
+                        cond.span,
+                        &c,
+                        &Ty::boolean(),
+                        "conditions must be booleans",
+                    );
                 }
                 let a = self.block(ctx, then);
                 let b = match otherwise {
@@ -83,14 +114,21 @@ impl Checker<'_> {
             }
             ExprKind::Match { subject, arms } => self.match_expr(ctx, subject, arms),
             ExprKind::For(f) => self.for_expr(ctx, e.span, f),
-            ExprKind::ParallelTuple(items) | ExprKind::Tuple(items) => Ty::tuple(items.iter().map(|i| self.expr(ctx, i)).collect()),
+            ExprKind::ParallelTuple(items) | ExprKind::Tuple(items) => {
+                Ty::tuple(items.iter().map(|i| self.expr(ctx, i)).collect())
+            }
             ExprKind::Handler(h) => {
                 return match &h.type_args {
                     Some(args) => Callee::Mono(self.handler_value(ctx, e.span, h, args)),
                     None => {
-                        self.error(Code::K3015, ctx.file, e.span, "a handler must be used with `use` or applied as `handler[R, E]`")
-                            .set_label("a handler used as a value")
-                            .set_help("write `use handler { … }` to handle the rest of the block");
+                        self.error(
+                            Code::K3015,
+                            ctx.file,
+                            e.span,
+                            "a handler must be used with `use` or applied as `handler[R, E]`",
+                        )
+                        .set_label("a handler used as a value")
+                        .set_help("write `use handler { … }` to handle the rest of the block");
                         Callee::Mono(Ty::error())
                     }
                 };
@@ -101,7 +139,11 @@ impl Checker<'_> {
                 for entry in entries {
                     let ty = self.expr(ctx, &entry.value);
                     if !fields.iter().any(|f| f.name == entry.key) {
-                        fields.push(Field { name: entry.key.clone(), ty, optional: false });
+                        fields.push(Field {
+                            name: entry.key.clone(),
+                            ty,
+                            optional: false,
+                        });
                     }
                 }
                 Ty::object(fields, Rest::Closed)
@@ -120,7 +162,13 @@ impl Checker<'_> {
             if let ast::TemplatePart::Interp(inner) = part {
                 let ty = self.expr(ctx, inner);
                 if !self.sub_shape(&ty, &Ty::string()) {
-                    self.mismatch(ctx.file, inner.span, &ty, &Ty::string(), "interpolated values must be strings");
+                    self.mismatch(
+                        ctx.file,
+                        inner.span,
+                        &ty,
+                        &Ty::string(),
+                        "interpolated values must be strings",
+                    );
                     self.last_help("convert it with `string.to_string(value = …)` or `json.to_text(value = …)`");
                 }
                 attr = attr.join(ty.attr);
@@ -145,14 +193,22 @@ impl Checker<'_> {
 
     /// A name in callee position: locals are plain unless they are generic local agents;
     /// top-level callables may be generic.
-    fn name_callee(&mut self, ctx: &mut Ctx, qualifier: Option<&ast::Ident>, name: &ast::Ident) -> Callee {
+    fn name_callee(
+        &mut self,
+        ctx: &mut Ctx,
+        qualifier: Option<&ast::Ident>,
+        name: &ast::Ident,
+    ) -> Callee {
         let written = match qualifier {
             Some(q) => format!("{}.{}", q.text, name.text),
             None => name.text.clone(),
         };
         match self.program.names.get(ctx.file, name.span) {
             Some(Resolution::Local(id)) => match self.local_sigs.get(&id) {
-                Some(sig) => Callee::Poly { sig: sig.clone(), written },
+                Some(sig) => Callee::Poly {
+                    sig: sig.clone(),
+                    written,
+                },
                 None => Callee::Mono(self.local_ty(id)),
             },
             Some(Resolution::Global(r)) => self.global_callee(ctx, name, r, written),
@@ -160,7 +216,13 @@ impl Checker<'_> {
         }
     }
 
-    fn global_callee(&mut self, ctx: &mut Ctx, name: &ast::Ident, r: DeclRef, written: String) -> Callee {
+    fn global_callee(
+        &mut self,
+        ctx: &mut Ctx,
+        name: &ast::Ident,
+        r: DeclRef,
+        written: String,
+    ) -> Callee {
         let sig = match self.program.decl(r) {
             Some(ast::Decl::Agent(_)) => match self.ensure_agent(r) {
                 Some(sig) => sig,
@@ -169,26 +231,56 @@ impl Checker<'_> {
                     None => return Callee::Mono(Ty::error()),
                 },
             },
-            Some(ast::Decl::Synonym(_)) | Some(ast::Decl::Import(_)) | None => return Callee::Mono(Ty::error()),
+            Some(ast::Decl::Synonym(_)) | Some(ast::Decl::Import(_)) | None => {
+                return Callee::Mono(Ty::error());
+            }
             Some(_) => match self.out.signatures.get(&r) {
                 Some(sig) => sig.clone(),
                 None => return Callee::Mono(Ty::error()),
             },
         };
-        if sig.generics.is_empty() { Callee::Mono(sig.agent_ty()) } else { Callee::Poly { sig, written } }
+        if sig.generics.is_empty() {
+            Callee::Mono(sig.agent_ty())
+        } else {
+            Callee::Poly { sig, written }
+        }
     }
 
     /// `f[T1, …]`: an explicit instantiation of a generic callable (§9.7).
-    fn type_apply(&mut self, ctx: &mut Ctx, span: Span, callee: &Expr, args: &[ast::Type]) -> Callee {
+    fn type_apply(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        callee: &Expr,
+        args: &[ast::Type],
+    ) -> Callee {
         match self.callee(ctx, callee) {
             Callee::Poly { sig, written, .. } => {
                 let scope = self.ty_scope(ctx);
                 let count = sig.generics.len();
                 if args.len() != count {
-                    let names = sig.generics.iter().map(|g| self.generic_name(*g)).collect::<Vec<_>>().join(", ");
-                    self.error(Code::K3009, ctx.file, span, format!("`{written}` takes {count} type argument{}, found {}", plural(count), args.len()))
-                        .set_label(format!("{} type argument{} given here", args.len(), plural(args.len())))
-                        .set_help(format!("write every generic: `{written}[{names}]`"));
+                    let names = sig
+                        .generics
+                        .iter()
+                        .map(|g| self.generic_name(*g))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    self.error(
+                        Code::K3009,
+                        ctx.file,
+                        span,
+                        format!(
+                            "`{written}` takes {count} type argument{}, found {}",
+                            plural(count),
+                            args.len()
+                        ),
+                    )
+                    .set_label(format!(
+                        "{} type argument{} given here",
+                        args.len(),
+                        plural(args.len())
+                    ))
+                    .set_help(format!("write every generic: `{written}[{names}]`"));
                     // The arguments are still lowered, for their own diagnostics.
                     for a in args {
                         self.lower_any(&scope, a, Kind::Type);
@@ -197,12 +289,19 @@ impl Checker<'_> {
                 }
                 let mut lowered = Vec::new();
                 for (g, a) in sig.generics.iter().zip(args) {
-                    let kind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+                    let kind = self
+                        .out
+                        .generics
+                        .get(g)
+                        .map(|i| Kind::of(i.kind))
+                        .unwrap_or(Kind::Type);
                     lowered.push(self.lower_any(&scope, a, kind));
                 }
                 self.check_bounds(ctx.file, span, &sig.generics, &lowered);
                 self.check_separate_entries(ctx.file, span, &sig, &lowered);
-                self.out.queries.record_instantiation(ctx.file, span, lowered.clone());
+                self.out
+                    .queries
+                    .record_instantiation(ctx.file, span, lowered.clone());
                 let mut subst = Subst::default();
                 for (g, a) in sig.generics.iter().zip(lowered) {
                     subst.generics.insert(*g, a);
@@ -212,8 +311,18 @@ impl Checker<'_> {
             }
             Callee::Mono(ty) => {
                 if !ty.is_error() {
-                    self.error(Code::K3011, ctx.file, span, format!("`{}` is not generic and takes no type arguments", self.render(&ty)))
-                        .set_label("only generic agents, requests and constructors take type arguments");
+                    self.error(
+                        Code::K3011,
+                        ctx.file,
+                        span,
+                        format!(
+                            "`{}` is not generic and takes no type arguments",
+                            self.render(&ty)
+                        ),
+                    )
+                    .set_label(
+                        "only generic agents, requests and constructors take type arguments",
+                    );
                 }
                 Callee::Mono(Ty::error())
             }
@@ -222,7 +331,13 @@ impl Checker<'_> {
 
     /// A row that names a request next to an effect generic (`with E | prelude.throw[Err]`)
     /// reserves that request's entry: an explicit `E` containing it is K3001 (`prelude.md` §3).
-    fn check_separate_entries(&mut self, file: FileId, span: Span, sig: &AgentSig, args: &[GenArg]) {
+    fn check_separate_entries(
+        &mut self,
+        file: FileId,
+        span: Span,
+        sig: &AgentSig,
+        args: &[GenArg],
+    ) {
         let mut rows = vec![sig.row.clone()];
         let mut collect = |t: &Ty| {
             if let TyKind::Agent(a) = &t.kind {
@@ -236,13 +351,27 @@ impl Checker<'_> {
         for row in rows {
             for tail in &row.tails {
                 let RowVar::Param(g) = tail.var else { continue };
-                let Some(GenArg::Effect(given)) = sig.generics.iter().position(|x| *x == g).and_then(|i| args.get(i)) else { continue };
+                let Some(GenArg::Effect(given)) = sig
+                    .generics
+                    .iter()
+                    .position(|x| *x == g)
+                    .and_then(|i| args.get(i))
+                else {
+                    continue;
+                };
                 if let Some(req) = row.entries.keys().find(|r| given.entries.contains_key(*r)) {
                     let (gname, rname) = (self.generic_name(g), self.display_name(*req));
                     let (given, whole) = (self.render_row(given), self.render_row(&row));
-                    self.error(Code::K3001, file, span, format!("`{gname}` cannot contain `{rname}` here"))
-                        .set_label(format!("`{gname}` is given as `{given}`"))
-                        .set_help(format!("the row `{whole}` names `{rname}` separately, so leave it out of `{gname}`"));
+                    self.error(
+                        Code::K3001,
+                        file,
+                        span,
+                        format!("`{gname}` cannot contain `{rname}` here"),
+                    )
+                    .set_label(format!("`{gname}` is given as `{given}`"))
+                    .set_help(format!(
+                        "the row `{whole}` names `{rname}` separately, so leave it out of `{gname}`"
+                    ));
                     return;
                 }
             }
@@ -254,7 +383,11 @@ impl Checker<'_> {
         match &ty.kind {
             TyKind::Param(g) => {
                 let bound = self.generic_bound(*g);
-                if bound.is_unknown() { ty.clone() } else { bound.with_attr(ty.attr) }
+                if bound.is_unknown() {
+                    ty.clone()
+                } else {
+                    bound.with_attr(ty.attr)
+                }
             }
             _ => ty.clone(),
         }
@@ -271,22 +404,32 @@ impl Checker<'_> {
             let member = self.at_bound(m);
             let member = member.clone().with_attr(member.attr.join(target.attr));
             let read = match &member.kind {
-                TyKind::Object { fields, rest } => match fields.iter().find(|f| f.name == field.text) {
-                    Some(f) if f.optional => self.join(&f.ty, &Ty::null()),
-                    Some(f) => f.ty.clone(),
-                    None => match rest {
-                        Rest::Closed => Ty::null(),
-                        Rest::Open => Ty::unknown(),
-                        Rest::Of(t) => self.join(t, &Ty::null()),
-                    },
-                },
-                TyKind::Data { id, args } => match self.data_fields(*id, args).into_iter().find(|f| f.name == field.text) {
+                TyKind::Object { fields, rest } => {
+                    match fields.iter().find(|f| f.name == field.text) {
+                        Some(f) if f.optional => self.join(&f.ty, &Ty::null()),
+                        Some(f) => f.ty.clone(),
+                        None => match rest {
+                            Rest::Closed => Ty::null(),
+                            Rest::Open => Ty::unknown(),
+                            Rest::Of(t) => self.join(t, &Ty::null()),
+                        },
+                    }
+                }
+                TyKind::Data { id, args } => match self
+                    .data_fields(*id, args)
+                    .into_iter()
+                    .find(|f| f.name == field.text)
+                {
                     Some(f) => f.ty,
                     None => Ty::unknown(),
                 },
                 _ => {
                     let nullable = matches!(member.kind, TyKind::Null);
-                    let what = if nullable { "a value that may be null" } else { "a value that is not an object" };
+                    let what = if nullable {
+                        "a value that may be null"
+                    } else {
+                        "a value that is not an object"
+                    };
                     let shown = self.render(&target);
                     self.error(Code::K3014, ctx.file, span, format!("cannot read the field `{}` of {what} (`{shown}`)", field.text))
                         .set_label(format!("this value has type `{shown}`"))
@@ -314,7 +457,13 @@ impl Checker<'_> {
         let elem = self.element_type(ctx, f.source.span, &source);
         let vars = self.var_bindings(ctx, &f.vars);
         self.bind_pattern(ctx, &f.pattern, &elem, true);
-        ctx.targets.push(Target { span, nexts: Vec::new(), breaks: Vec::new(), resume: None, vars });
+        ctx.targets.push(Target {
+            span,
+            nexts: Vec::new(),
+            breaks: Vec::new(),
+            resume: None,
+            vars,
+        });
         let fall = self.block(ctx, &f.body);
         let target = ctx.targets.pop();
         let (nexts, breaks) = target.map(|t| (t.nexts, t.breaks)).unwrap_or_default();
@@ -349,7 +498,11 @@ impl Checker<'_> {
         for m in source.members() {
             match &self.at_bound(m).kind {
                 TyKind::Seq { prefix, rest } => {
-                    elems.extend(prefix.iter().map(|t| t.clone().with_attr(t.attr.join(m.attr))));
+                    elems.extend(
+                        prefix
+                            .iter()
+                            .map(|t| t.clone().with_attr(t.attr.join(m.attr))),
+                    );
                     if let Some(r) = rest {
                         elems.push((**r).clone().with_attr(r.attr.join(m.attr)));
                     }
@@ -374,7 +527,11 @@ impl Checker<'_> {
 
     /// The `var` bindings of a `for` or handler (§9.16): annotated or exactly the initializer's
     /// type.
-    pub(crate) fn var_bindings(&mut self, ctx: &mut Ctx, vars: &[ast::VarBinding]) -> HashMap<String, Ty> {
+    pub(crate) fn var_bindings(
+        &mut self,
+        ctx: &mut Ctx,
+        vars: &[ast::VarBinding],
+    ) -> HashMap<String, Ty> {
         let scope = self.ty_scope(ctx);
         let mut out = HashMap::new();
         for v in vars {
@@ -383,7 +540,13 @@ impl Checker<'_> {
                 Some(t) => {
                     let declared = self.lower_ty(&scope, t);
                     if !self.sub_shape(&init, &declared) {
-                        self.mismatch(ctx.file, v.init.span, &init, &declared, "the initial value does not fit the `var`'s type");
+                        self.mismatch(
+                            ctx.file,
+                            v.init.span,
+                            &init,
+                            &declared,
+                            "the initial value does not fit the `var`'s type",
+                        );
                     }
                     declared
                 }
@@ -412,15 +575,25 @@ impl Checker<'_> {
             }
             residual = self.subtract(ctx, &residual, &arm.pattern);
             if seen_true && seen_false {
-                let kept: Vec<Ty> = residual.members().iter().filter(|m| !matches!(m.kind, TyKind::Boolean)).cloned().collect();
+                let kept: Vec<Ty> = residual
+                    .members()
+                    .iter()
+                    .filter(|m| !matches!(m.kind, TyKind::Boolean))
+                    .cloned()
+                    .collect();
                 residual = self.lattice().join_all(&kept);
             }
         }
         if !residual.is_never() && !residual.is_error() && !subject_ty.is_never() {
             let shown = self.render(&residual);
-            self.error(Code::K3001, ctx.file, subject.span, format!("non-exhaustive match: `{shown}` is not covered"))
-                .set_label(format!("`{shown}` has no arm"))
-                .set_help("add an arm for the remaining cases, or a final `case _ -> …`");
+            self.error(
+                Code::K3001,
+                ctx.file,
+                subject.span,
+                format!("non-exhaustive match: `{shown}` is not covered"),
+            )
+            .set_label(format!("`{shown}` has no arm"))
+            .set_help("add an arm for the remaining cases, or a final `case _ -> …`");
         }
         // A private scrutinee makes the result private (§7.7 rule 4).
         result.clone().with_attr(result.attr.join(subject_ty.attr))

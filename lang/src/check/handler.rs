@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 
+use super::Checker;
 use super::agents::{Ctx, Target};
 use super::call::Given;
 use super::decls::{AgentSig, DeclInfo, ParamSig};
 use super::expr::{Callee, plural};
 use super::lower::Kind;
-use super::Checker;
 use crate::ast::{self, Expr, ExprKind};
 use crate::diag::{Code, Label};
 use crate::resolve::{DeclRef, Resolution};
@@ -28,7 +28,14 @@ struct Clauses {
 
 impl Checker<'_> {
     /// `use P` or `let p: T = use P` followed by the rest of the block (§9.20).
-    pub(crate) fn use_stmt(&mut self, ctx: &mut Ctx, span: Span, binder: Option<&ast::Pattern>, provider: &Expr, rest: &[ast::Item]) -> Ty {
+    pub(crate) fn use_stmt(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        binder: Option<&ast::Pattern>,
+        provider: &Expr,
+        rest: &[ast::Item],
+    ) -> Ty {
         // The continuation's parameter type, from the binder's annotation (K3013 without one).
         let value_ty = match binder {
             Some(p) if !pattern_annotated(p) => {
@@ -70,17 +77,35 @@ impl Checker<'_> {
         if !open {
             // A jump out of the continuation unwinds through the provider: an effect its pure
             // continuation type does not allow (§9.15).
-            let escape = ctx.escapes[escape_mark..].iter().find(|e| e.target.is_none_or(|t| t < outer_targets)).copied();
+            let escape = ctx.escapes[escape_mark..]
+                .iter()
+                .find(|e| e.target.is_none_or(|t| t < outer_targets))
+                .copied();
             if let Some(escape) = escape {
                 let keyword = escape.keyword;
                 let d = self
                     .error(Code::K3001, ctx.file, escape.span, format!("`{keyword}` cannot unwind through this `use`: the provider takes a pure continuation"))
                     .set_label(format!("this `{keyword}` leaves the continuation"))
                     .set_help("give the provider's continuation an effect generic (`with E`), or move the jump out of the `use`");
-                d.secondary.push(Label { file: ctx.file, span: provider.span, message: "the provider".into() });
+                d.secondary.push(Label {
+                    file: ctx.file,
+                    span: provider.span,
+                    message: "the provider".into(),
+                });
             }
         }
-        let k = Ty::agent(Ty::object(vec![Field { name: "value".into(), ty: value_ty, optional: false }], Rest::Open), rest_ty, k_row);
+        let k = Ty::agent(
+            Ty::object(
+                vec![Field {
+                    name: "value".into(),
+                    ty: value_ty,
+                    optional: false,
+                }],
+                Rest::Open,
+            ),
+            rest_ty,
+            k_row,
+        );
         let rest_span = match (rest.first(), rest.last()) {
             (Some(a), Some(b)) => a.span.to(b.span),
             _ => span,
@@ -98,9 +123,14 @@ impl Checker<'_> {
                 let mut given = Vec::new();
                 for a in args {
                     if a.label.text == "continuation" {
-                        self.error(Code::K3019, ctx.file, a.span, "a `use` provider call must not pass `continuation` itself")
-                            .set_label("`continuation` is written here")
-                            .set_help("the rest of the block is passed as `continuation`");
+                        self.error(
+                            Code::K3019,
+                            ctx.file,
+                            a.span,
+                            "a `use` provider call must not pass `continuation` itself",
+                        )
+                        .set_label("`continuation` is written here")
+                        .set_help("the rest of the block is passed as `continuation`");
                         if let Some(v) = &a.value {
                             self.expr(ctx, v);
                         }
@@ -119,9 +149,15 @@ impl Checker<'_> {
                 }
                 Some((callee_ty, given, callee.span))
             }
-            ExprKind::Name(_) | ExprKind::Handler(_) => Some((self.callee(ctx, provider), Vec::new(), provider.span)),
-            ExprKind::Field { target, .. } if self.is_qualifier(ctx, target) => Some((self.callee(ctx, provider), Vec::new(), provider.span)),
-            ExprKind::TypeApply { callee, .. } if self.is_reference(ctx, callee) => Some((self.callee(ctx, provider), Vec::new(), provider.span)),
+            ExprKind::Name(_) | ExprKind::Handler(_) => {
+                Some((self.callee(ctx, provider), Vec::new(), provider.span))
+            }
+            ExprKind::Field { target, .. } if self.is_qualifier(ctx, target) => {
+                Some((self.callee(ctx, provider), Vec::new(), provider.span))
+            }
+            ExprKind::TypeApply { callee, .. } if self.is_reference(ctx, callee) => {
+                Some((self.callee(ctx, provider), Vec::new(), provider.span))
+            }
             _ => {
                 let what = match &provider.kind {
                     ExprKind::Field { .. } => "a field read cannot be a `use` provider",
@@ -129,7 +165,9 @@ impl Checker<'_> {
                 };
                 self.error(Code::K3019, ctx.file, provider.span, what)
                     .set_label("not a handler, a (qualified) name, an instantiation or a call")
-                    .set_help("bind it first (`let p = …`) and write `use p`, or call it: `use p(…)`");
+                    .set_help(
+                        "bind it first (`let p = …`) and write `use p`, or call it: `use p(…)`",
+                    );
                 self.expr(ctx, provider);
                 None
             }
@@ -151,7 +189,13 @@ impl Checker<'_> {
     }
 
     /// `use handler { … } [then …]` followed by the rest of the block.
-    fn use_handler(&mut self, ctx: &mut Ctx, span: Span, h: &ast::HandlerExpr, rest: &[ast::Item]) -> Ty {
+    fn use_handler(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        h: &ast::HandlerExpr,
+        rest: &[ast::Item],
+    ) -> Ty {
         let vars = self.var_bindings(ctx, &h.vars);
         // The handled computation: the rest of the block, with its own effects.
         let saved = std::mem::take(&mut ctx.effects);
@@ -162,7 +206,15 @@ impl Checker<'_> {
         // Operations whose effects the clauses discharged no longer explain the agent's row.
         let remaining = &clauses.remaining;
         let mut kept = ctx.performed.split_off(performed_mark);
-        kept.retain(|(row, _)| row.io || row.all || !row.tails.is_empty() || row.entries.keys().any(|r| remaining.entries.contains_key(r)));
+        kept.retain(|(row, _)| {
+            row.io
+                || row.all
+                || !row.tails.is_empty()
+                || row
+                    .entries
+                    .keys()
+                    .any(|r| remaining.entries.contains_key(r))
+        });
         ctx.performed.extend(kept);
         self.perform(ctx, &clauses.remaining, span);
         let mut result = match &h.then {
@@ -187,11 +239,24 @@ impl Checker<'_> {
     }
 
     /// Checks the clauses of a handler against the handled computation's row.
-    fn clauses(&mut self, ctx: &mut Ctx, h: &ast::HandlerExpr, vars: &HashMap<String, Ty>, body_row: &Row) -> Clauses {
-        let mut out = Clauses { remaining: body_row.clone(), breaks: Vec::new(), handled: Vec::new() };
+    fn clauses(
+        &mut self,
+        ctx: &mut Ctx,
+        h: &ast::HandlerExpr,
+        vars: &HashMap<String, Ty>,
+        body_row: &Row,
+    ) -> Clauses {
+        let mut out = Clauses {
+            remaining: body_row.clone(),
+            breaks: Vec::new(),
+            handled: Vec::new(),
+        };
         for clause in &h.clauses {
             // The clause's head, from `request` to its body.
-            let head = Span::new(clause.span.start as usize, clause.body.span.start.max(clause.span.start) as usize);
+            let head = Span::new(
+                clause.span.start as usize,
+                clause.body.span.start.max(clause.span.start) as usize,
+            );
             let (params, resume) = match self.program.names.get(ctx.file, clause.name.span) {
                 Some(Resolution::AmbientPanic) => {
                     if let Some(t) = &clause.ret {
@@ -201,28 +266,44 @@ impl Checker<'_> {
                             self.mismatch(ctx.file, t.span, &written, &Ty::never(), "the ambient `panic` clause cannot resume: its return type is `never`");
                         }
                     }
-                    (Some(vec![ParamSig { name: "msg".into(), ty: Ty::string(), optional: false, default: None, doc: None }]), Ty::never())
+                    (
+                        Some(vec![ParamSig {
+                            name: "msg".into(),
+                            ty: Ty::string(),
+                            optional: false,
+                            default: None,
+                            doc: None,
+                        }]),
+                        Ty::never(),
+                    )
                 }
-                Some(Resolution::Global(r)) if matches!(self.out.decls.get(&r), Some(DeclInfo::Request { .. })) => match self.out.signatures.get(&r).cloned() {
-                    Some(sig) => {
-                        let (params, resume, args) = self.instantiate_clause(ctx, clause, &sig);
-                        // The body's entry must fit the clause's instantiation (K3001 otherwise).
-                        if let Some(body_args) = body_row.entries.get(&r) {
-                            let body_entry = Row::single(r, body_args.clone());
-                            let clause_entry = Row::single(r, args.clone());
-                            if !self.lattice().row_sub(&body_entry, &clause_entry) {
-                                let (found, handled) = (self.render_row(&body_entry), self.render_row(&clause_entry));
-                                self.error(Code::K3001, ctx.file, head, format!("this clause handles `{handled}`, but the handled code performs `{found}`"))
+                Some(Resolution::Global(r))
+                    if matches!(self.out.decls.get(&r), Some(DeclInfo::Request { .. })) =>
+                {
+                    match self.out.signatures.get(&r).cloned() {
+                        Some(sig) => {
+                            let (params, resume, args) = self.instantiate_clause(ctx, clause, &sig);
+                            // The body's entry must fit the clause's instantiation (K3001 otherwise).
+                            if let Some(body_args) = body_row.entries.get(&r) {
+                                let body_entry = Row::single(r, body_args.clone());
+                                let clause_entry = Row::single(r, args.clone());
+                                if !self.lattice().row_sub(&body_entry, &clause_entry) {
+                                    let (found, handled) = (
+                                        self.render_row(&body_entry),
+                                        self.render_row(&clause_entry),
+                                    );
+                                    self.error(Code::K3001, ctx.file, head, format!("this clause handles `{handled}`, but the handled code performs `{found}`"))
                                     .set_label(format!("this clause is narrower than `{found}`"))
                                     .set_help("handle the whole payload (and re-raise what you do not want), or none of it");
+                                }
                             }
+                            out.remaining = out.remaining.without(r);
+                            out.handled.push((r, args));
+                            (Some(params), resume)
                         }
-                        out.remaining = out.remaining.without(r);
-                        out.handled.push((r, args));
-                        (Some(params), resume)
+                        None => (None, Ty::error()),
                     }
-                    None => (None, Ty::error()),
-                },
+                }
                 Some(Resolution::Global(r)) => {
                     let name = self.display_name(r);
                     self.error(Code::K3017, ctx.file, clause.name.span, format!("`{name}` is not a request, so no clause can handle it"))
@@ -233,14 +314,29 @@ impl Checker<'_> {
                 _ => (None, Ty::error()),
             };
             self.clause_params(ctx, clause, params.as_deref());
-            ctx.targets.push(Target { span: clause.span, nexts: Vec::new(), breaks: Vec::new(), resume: Some(resume.clone()), vars: vars.clone() });
+            ctx.targets.push(Target {
+                span: clause.span,
+                nexts: Vec::new(),
+                breaks: Vec::new(),
+                resume: Some(resume.clone()),
+                vars: vars.clone(),
+            });
             let value = self.block(ctx, &clause.body);
             if let Some(t) = ctx.targets.pop() {
                 out.breaks.extend(t.breaks);
             }
             if !self.sub_shape(&value, &resume) {
-                let span = clause.body.items.last().map(|i| i.span).unwrap_or(clause.body.span);
-                let label = if resume.is_never() { "this clause must end with `break` (the request cannot resume)" } else { "falling off the end resumes with this value" };
+                let span = clause
+                    .body
+                    .items
+                    .last()
+                    .map(|i| i.span)
+                    .unwrap_or(clause.body.span);
+                let label = if resume.is_never() {
+                    "this clause must end with `break` (the request cannot resume)"
+                } else {
+                    "falling off the end resumes with this value"
+                };
                 self.mismatch(ctx.file, span, &value, &resume, label);
             }
         }
@@ -249,17 +345,35 @@ impl Checker<'_> {
 
     /// Binds a clause's parameters: listed labels must exist, annotations may only widen, and
     /// defaults are not allowed (K3001). `declared` is `None` when the clause names no request.
-    fn clause_params(&mut self, ctx: &mut Ctx, clause: &ast::Clause, declared: Option<&[ParamSig]>) {
+    fn clause_params(
+        &mut self,
+        ctx: &mut Ctx,
+        clause: &ast::Clause,
+        declared: Option<&[ParamSig]>,
+    ) {
         for p in &clause.params {
             let declared_ty = match declared {
                 None => Ty::error(),
                 Some(params) => match params.iter().find(|d| d.name == p.name.text) {
                     Some(d) => d.ty.clone(),
                     None => {
-                        let names = params.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
-                        self.error(Code::K3001, ctx.file, p.name.span, format!("the request has no parameter `{}`", p.name.text))
-                            .set_label("not a parameter of the request")
-                            .set_help(if names.is_empty() { "the request takes no parameters".to_string() } else { format!("the request's parameters are: {names}") });
+                        let names = params
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        self.error(
+                            Code::K3001,
+                            ctx.file,
+                            p.name.span,
+                            format!("the request has no parameter `{}`", p.name.text),
+                        )
+                        .set_label("not a parameter of the request")
+                        .set_help(if names.is_empty() {
+                            "the request takes no parameters".to_string()
+                        } else {
+                            format!("the request's parameters are: {names}")
+                        });
                         Ty::error()
                     }
                 },
@@ -267,9 +381,14 @@ impl Checker<'_> {
             match &p.kind {
                 ast::ParamKind::Plain { ty, default } => {
                     if let Some(d) = default {
-                        self.error(Code::K3001, ctx.file, d.span, "a clause parameter cannot have a default")
-                            .set_label("remove this default")
-                            .set_help("the request's own defaults are applied before the clause runs");
+                        self.error(
+                            Code::K3001,
+                            ctx.file,
+                            d.span,
+                            "a clause parameter cannot have a default",
+                        )
+                        .set_label("remove this default")
+                        .set_help("the request's own defaults are applied before the clause runs");
                     }
                     let bound = match ty {
                         Some(t) => {
@@ -284,20 +403,41 @@ impl Checker<'_> {
                     };
                     self.bind_local(ctx.file, p.name.span, bound);
                 }
-                ast::ParamKind::Destructure(pattern) => self.bind_pattern(ctx, pattern, &declared_ty, true),
+                ast::ParamKind::Destructure(pattern) => {
+                    self.bind_pattern(ctx, pattern, &declared_ty, true)
+                }
             }
         }
     }
 
     /// The instantiation a clause handles: from explicit type arguments or its annotations.
-    fn instantiate_clause(&mut self, ctx: &mut Ctx, clause: &ast::Clause, sig: &AgentSig) -> (Vec<ParamSig>, Ty, Vec<GenArg>) {
+    fn instantiate_clause(
+        &mut self,
+        ctx: &mut Ctx,
+        clause: &ast::Clause,
+        sig: &AgentSig,
+    ) -> (Vec<ParamSig>, Ty, Vec<GenArg>) {
         let scope = self.ty_scope(ctx);
         let mut subst = Subst::default();
         match &clause.type_args {
             Some(args) if args.len() != sig.generics.len() => {
                 let count = sig.generics.len();
-                self.error(Code::K3009, ctx.file, clause.name.span, format!("`{}` takes {count} type argument{}, found {}", clause.name.text, plural(count), args.len()))
-                    .set_label(format!("{} type argument{} given", args.len(), plural(args.len())));
+                self.error(
+                    Code::K3009,
+                    ctx.file,
+                    clause.name.span,
+                    format!(
+                        "`{}` takes {count} type argument{}, found {}",
+                        clause.name.text,
+                        plural(count),
+                        args.len()
+                    ),
+                )
+                .set_label(format!(
+                    "{} type argument{} given",
+                    args.len(),
+                    plural(args.len())
+                ));
                 for g in &sig.generics {
                     subst.generics.insert(*g, self.error_arg(*g));
                 }
@@ -305,7 +445,12 @@ impl Checker<'_> {
             Some(args) => {
                 let mut lowered = Vec::new();
                 for (g, a) in sig.generics.iter().zip(args) {
-                    let kind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+                    let kind = self
+                        .out
+                        .generics
+                        .get(g)
+                        .map(|i| Kind::of(i.kind))
+                        .unwrap_or(Kind::Type);
                     let arg = self.lower_any(&scope, a, kind);
                     subst.generics.insert(*g, arg.clone());
                     lowered.push(arg);
@@ -345,13 +490,36 @@ impl Checker<'_> {
                 }
             }
         }
-        let params = sig.params.iter().map(|p| ParamSig { ty: subst.ty(&p.ty), ..p.clone() }).collect();
+        let params = sig
+            .params
+            .iter()
+            .map(|p| ParamSig {
+                ty: subst.ty(&p.ty),
+                ..p.clone()
+            })
+            .collect();
         let ret = subst.ty(&sig.ret);
-        let args = sig.generics.iter().map(|g| subst.generics.get(g).cloned().unwrap_or_else(|| self.error_arg(*g))).collect();
+        let args = sig
+            .generics
+            .iter()
+            .map(|g| {
+                subst
+                    .generics
+                    .get(g)
+                    .cloned()
+                    .unwrap_or_else(|| self.error_arg(*g))
+            })
+            .collect();
         if let Some(t) = &clause.ret {
             let written = self.lower_ty(&scope, t);
             if !self.lattice().equivalent(&written, &ret) {
-                self.mismatch(ctx.file, t.span, &written, &ret, "a clause's `-> T` must equal the request's return type");
+                self.mismatch(
+                    ctx.file,
+                    t.span,
+                    &written,
+                    &ret,
+                    "a clause's `-> T` must equal the request's return type",
+                );
             }
         }
         (params, ret, args)
@@ -367,12 +535,30 @@ impl Checker<'_> {
     }
 
     /// `handler[R, E] { … }` as a value: an agent taking the continuation.
-    pub(crate) fn handler_value(&mut self, ctx: &mut Ctx, span: Span, h: &ast::HandlerExpr, args: &[ast::Type]) -> Ty {
+    pub(crate) fn handler_value(
+        &mut self,
+        ctx: &mut Ctx,
+        span: Span,
+        h: &ast::HandlerExpr,
+        args: &[ast::Type],
+    ) -> Ty {
         let scope = self.ty_scope(ctx);
         if args.len() != 2 {
-            self.error(Code::K3009, ctx.file, span, format!("a handler takes 2 type arguments (`handler[R, E]`), found {}", args.len()))
-                .set_label(format!("{} type argument{} given", args.len(), plural(args.len())))
-                .set_help("write the continuation's result and row: `handler[R, E] { … }`");
+            self.error(
+                Code::K3009,
+                ctx.file,
+                span,
+                format!(
+                    "a handler takes 2 type arguments (`handler[R, E]`), found {}",
+                    args.len()
+                ),
+            )
+            .set_label(format!(
+                "{} type argument{} given",
+                args.len(),
+                plural(args.len())
+            ))
+            .set_help("write the continuation's result and row: `handler[R, E] { … }`");
             return Ty::error();
         }
         let r = self.lower_ty(&scope, &args[0]);
@@ -398,8 +584,30 @@ impl Checker<'_> {
             handled = handled.without(req);
             handled.entries.insert(req, args);
         }
-        let k = Ty::agent(Ty::object(vec![Field { name: "value".into(), ty: Ty::null(), optional: false }], Rest::Open), r, handled);
-        Ty::agent(Ty::object(vec![Field { name: "continuation".into(), ty: k, optional: false }], Rest::Open), result, row)
+        let k = Ty::agent(
+            Ty::object(
+                vec![Field {
+                    name: "value".into(),
+                    ty: Ty::null(),
+                    optional: false,
+                }],
+                Rest::Open,
+            ),
+            r,
+            handled,
+        );
+        Ty::agent(
+            Ty::object(
+                vec![Field {
+                    name: "continuation".into(),
+                    ty: k,
+                    optional: false,
+                }],
+                Rest::Open,
+            ),
+            result,
+            row,
+        )
     }
 }
 
@@ -407,18 +615,38 @@ impl Checker<'_> {
 /// it): its row must be open to inference (an effect generic of the provider) or `all`.
 fn continuation_open(callee: &Callee) -> bool {
     let (params, generics): (Vec<(String, Ty)>, Vec<GenericId>) = match callee {
-        Callee::Poly { sig, .. } => (sig.params.iter().map(|p| (p.name.clone(), p.ty.clone())).collect(), sig.generics.clone()),
+        Callee::Poly { sig, .. } => (
+            sig.params
+                .iter()
+                .map(|p| (p.name.clone(), p.ty.clone()))
+                .collect(),
+            sig.generics.clone(),
+        ),
         Callee::Mono(ty) => match &ty.kind {
             TyKind::Agent(a) => match &a.param.kind {
-                TyKind::Object { fields, .. } => (fields.iter().map(|f| (f.name.clone(), f.ty.clone())).collect(), Vec::new()),
+                TyKind::Object { fields, .. } => (
+                    fields
+                        .iter()
+                        .map(|f| (f.name.clone(), f.ty.clone()))
+                        .collect(),
+                    Vec::new(),
+                ),
                 _ => return true,
             },
             _ => return true,
         },
     };
-    let Some((_, ty)) = params.iter().find(|(name, _)| name == "continuation") else { return true };
+    let Some((_, ty)) = params.iter().find(|(name, _)| name == "continuation") else {
+        return true;
+    };
     match &ty.kind {
-        TyKind::Agent(a) => a.row.all || a.row.tails.iter().any(|t| matches!(t.var, RowVar::Param(g) if generics.contains(&g))),
+        TyKind::Agent(a) => {
+            a.row.all
+                || a.row
+                    .tails
+                    .iter()
+                    .any(|t| matches!(t.var, RowVar::Param(g) if generics.contains(&g)))
+        }
         _ => true,
     }
 }
@@ -436,7 +664,9 @@ fn pattern_annotated(p: &ast::Pattern) -> bool {
     match &p.kind {
         ast::PatternKind::Bind { ty, .. } | ast::PatternKind::Wildcard(ty) => ty.is_some(),
         ast::PatternKind::Tuple(items) => items.iter().all(pattern_annotated),
-        ast::PatternKind::Record(fields) => fields.iter().all(|f| f.pattern.as_ref().is_some_and(pattern_annotated)),
+        ast::PatternKind::Record(fields) => fields
+            .iter()
+            .all(|f| f.pattern.as_ref().is_some_and(pattern_annotated)),
         ast::PatternKind::Filter { .. } | ast::PatternKind::Error => true,
         _ => false,
     }

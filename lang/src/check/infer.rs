@@ -27,7 +27,12 @@ impl Checker<'_> {
         let mut vars = Vec::new();
         let mut to_infer = Subst::default();
         for g in generics {
-            let kind = self.out.generics.get(g).map(|i| i.kind).unwrap_or(GenericKind::Type);
+            let kind = self
+                .out
+                .generics
+                .get(g)
+                .map(|i| i.kind)
+                .unwrap_or(GenericKind::Type);
             let v = self.fresh_infer();
             let arg = match kind {
                 GenericKind::Type => GenArg::Type(Ty::infer(v)),
@@ -41,7 +46,12 @@ impl Checker<'_> {
     }
 
     /// Solves every unknown of an instance from the collected bounds.
-    pub(crate) fn solve(&mut self, instance: &Instance, bounds: &Bounds, explicit: &HashMap<GenericId, GenArg>) -> Solution {
+    pub(crate) fn solve(
+        &mut self,
+        instance: &Instance,
+        bounds: &Bounds,
+        explicit: &HashMap<GenericId, GenArg>,
+    ) -> Solution {
         let mut subst = Subst::default();
         let mut unsolved = Vec::new();
         for (g, v, kind) in &instance.vars {
@@ -54,7 +64,8 @@ impl Checker<'_> {
                 GenericKind::Type => match bounds.lower.get(v) {
                     Some(lower) if !lower.is_empty() => {
                         let mut lat = self.lattice();
-                        let joined = lat.join_all(lower.iter().filter(|t| !matches!(t.kind, TyKind::Infer(_))));
+                        let joined = lat
+                            .join_all(lower.iter().filter(|t| !matches!(t.kind, TyKind::Infer(_))));
                         GenArg::Type(joined)
                     }
                     _ => {

@@ -74,14 +74,21 @@ impl Checker<'_> {
     }
 
     fn kind_error(&mut self, file: FileId, t: &ast::Type, expected: Kind, found: Kind) -> GenArg {
-        self.error(Code::K3007, file, t.span, format!("expected {}, found {}", expected.word(), found.word()))
-            .set_label(format!("this is {}", found.word()));
+        self.error(
+            Code::K3007,
+            file,
+            t.span,
+            format!("expected {}, found {}", expected.word(), found.word()),
+        )
+        .set_label(format!("this is {}", found.word()));
         self.failed(expected)
     }
 
     /// Lowers a type expression in the kind its position needs.
     pub(crate) fn lower_any(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.lower_any_unguarded(scope, t, kind))
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.lower_any_unguarded(scope, t, kind)
+        })
     }
 
     fn lower_any_unguarded(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
@@ -96,12 +103,25 @@ impl Checker<'_> {
                         return self.kind_error(file, t, kind, Kind::Type);
                     }
                     if args.len() != 1 {
-                        self.error(Code::K3009, file, t.span, format!("`{}` takes 1 type argument, found {}", atom_word(head), args.len()))
-                            .set_label(format!("{} type arguments given here", args.len()));
+                        self.error(
+                            Code::K3009,
+                            file,
+                            t.span,
+                            format!(
+                                "`{}` takes 1 type argument, found {}",
+                                atom_word(head),
+                                args.len()
+                            ),
+                        )
+                        .set_label(format!("{} type arguments given here", args.len()));
                         return self.failed(kind);
                     }
                     let elem = self.lower_ty(scope, &args[0]);
-                    GenArg::Type(if matches!(head.kind, TypeKind::Atom(TypeAtom::Array)) { Ty::array(elem) } else { Ty::record(elem) })
+                    GenArg::Type(if matches!(head.kind, TypeKind::Atom(TypeAtom::Array)) {
+                        Ty::array(elem)
+                    } else {
+                        Ty::record(elem)
+                    })
                 }
                 TypeKind::Named { name, .. } => self.lower_named(scope, t, name, args, kind),
                 _ => {
@@ -114,7 +134,9 @@ impl Checker<'_> {
                 if kind != Kind::Type {
                     return self.kind_error(file, t, kind, Kind::Type);
                 }
-                GenArg::Type(Ty::tuple(items.iter().map(|i| self.lower_ty(scope, i)).collect()))
+                GenArg::Type(Ty::tuple(
+                    items.iter().map(|i| self.lower_ty(scope, i)).collect(),
+                ))
             }
             TypeKind::Object(fields) => {
                 if kind != Kind::Type {
@@ -139,12 +161,18 @@ impl Checker<'_> {
                 }
                 GenArg::Effect(row)
             }
-            TypeKind::Agent { params, ret, effects } => {
+            TypeKind::Agent {
+                params,
+                ret,
+                effects,
+            } => {
                 if kind != Kind::Type {
                     return self.kind_error(file, t, kind, Kind::Type);
                 }
                 let param = match params {
-                    ast::AgentParams::Fields(fields) => Ty::object(self.lower_fields(scope, fields), Rest::Open),
+                    ast::AgentParams::Fields(fields) => {
+                        Ty::object(self.lower_fields(scope, fields), Rest::Open)
+                    }
                     ast::AgentParams::Type(p) => self.lower_ty(scope, p),
                 };
                 let ret = self.lower_ty(scope, ret);
@@ -206,7 +234,11 @@ impl Checker<'_> {
             if out.iter().any(|g| g.name == f.name.text) {
                 continue; // duplicate field names are the resolver's K2003
             }
-            out.push(Field { name: f.name.text.clone(), ty, optional: f.optional });
+            out.push(Field {
+                name: f.name.text.clone(),
+                ty,
+                optional: f.optional,
+            });
         }
         out
     }
@@ -228,9 +260,14 @@ impl Checker<'_> {
             TypeAtom::Public => (Kind::Attribute, GenArg::Attr(Attr::Public)),
             TypeAtom::Private => (Kind::Attribute, GenArg::Attr(Attr::Private)),
             TypeAtom::Array | TypeAtom::Record => {
-                self.error(Code::K3011, file, t.span, format!("`{}` needs a type argument", atom.word()))
-                    .set_label(format!("a bare `{}` is not a type", atom.word()))
-                    .set_help(format!("write `{}[T]`", atom.word()));
+                self.error(
+                    Code::K3011,
+                    file,
+                    t.span,
+                    format!("`{}` needs a type argument", atom.word()),
+                )
+                .set_label(format!("a bare `{}` is not a type", atom.word()))
+                .set_help(format!("write `{}[T]`", atom.word()));
                 return self.failed(kind);
             }
         };
@@ -240,15 +277,32 @@ impl Checker<'_> {
         value
     }
 
-    fn lower_named(&mut self, scope: &TyScope, t: &ast::Type, name: &ast::Ident, args: &[ast::Type], kind: Kind) -> GenArg {
+    fn lower_named(
+        &mut self,
+        scope: &TyScope,
+        t: &ast::Type,
+        name: &ast::Ident,
+        args: &[ast::Type],
+        kind: Kind,
+    ) -> GenArg {
         let file = scope.file;
         match self.program.names.get(file, name.span) {
             Some(Resolution::Generic(lid)) => {
                 let g = GenericId(lid.0);
-                let gkind = self.out.generics.get(&g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+                let gkind = self
+                    .out
+                    .generics
+                    .get(&g)
+                    .map(|i| Kind::of(i.kind))
+                    .unwrap_or(Kind::Type);
                 if !args.is_empty() {
-                    self.error(Code::K3011, file, t.span, format!("the generic `{}` takes no type arguments", name.text))
-                        .set_label("a generic parameter cannot be applied");
+                    self.error(
+                        Code::K3011,
+                        file,
+                        t.span,
+                        format!("the generic `{}` takes no type arguments", name.text),
+                    )
+                    .set_label("a generic parameter cannot be applied");
                     return self.failed(kind);
                 }
                 if gkind != kind {
@@ -266,8 +320,13 @@ impl Checker<'_> {
                 let is_request = matches!(decl, Some(ast::Decl::Request(_)));
                 let is_synonym = matches!(decl, Some(ast::Decl::Synonym(_)));
                 if !(is_data || is_request || is_synonym) {
-                    self.error(Code::K3007, file, t.span, format!("`{}` is not a type", name.text))
-                        .set_label("this names an agent, not a data type, request or synonym");
+                    self.error(
+                        Code::K3007,
+                        file,
+                        t.span,
+                        format!("`{}` is not a type", name.text),
+                    )
+                    .set_label("this names an agent, not a data type, request or synonym");
                     return self.failed(kind);
                 }
                 if args.len() != generics.len() {
@@ -275,18 +334,33 @@ impl Checker<'_> {
                         Code::K3009,
                         file,
                         t.span,
-                        format!("`{}` takes {} type argument{}, found {}", name.text, generics.len(), plural(generics.len()), args.len()),
+                        format!(
+                            "`{}` takes {} type argument{}, found {}",
+                            name.text,
+                            generics.len(),
+                            plural(generics.len()),
+                            args.len()
+                        ),
                     )
                     .set_label(if args.is_empty() {
                         format!("`{}` is generic: write `{}[…]`", name.text, name.text)
                     } else {
-                        format!("{} type argument{} given here", args.len(), plural(args.len()))
+                        format!(
+                            "{} type argument{} given here",
+                            args.len(),
+                            plural(args.len())
+                        )
                     });
                     return self.failed(kind);
                 }
                 let mut lowered = Vec::new();
                 for (g, a) in generics.iter().zip(args) {
-                    let gkind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+                    let gkind = self
+                        .out
+                        .generics
+                        .get(g)
+                        .map(|i| Kind::of(i.kind))
+                        .unwrap_or(Kind::Type);
                     lowered.push(self.lower_any(scope, a, gkind));
                 }
                 self.check_bounds(file, t.span, &generics, &lowered);
@@ -294,7 +368,10 @@ impl Checker<'_> {
                     if kind != Kind::Type {
                         return self.kind_error(file, t, kind, Kind::Type);
                     }
-                    GenArg::Type(Ty::new(TyKind::Data { id: r, args: lowered }))
+                    GenArg::Type(Ty::new(TyKind::Data {
+                        id: r,
+                        args: lowered,
+                    }))
                 } else if is_request {
                     if kind != Kind::Effect {
                         return self.kind_error(file, t, kind, Kind::Effect);
@@ -309,7 +386,13 @@ impl Checker<'_> {
     }
 
     /// Checks the `extends` bounds of explicitly given type arguments (K3001).
-    pub(crate) fn check_bounds(&mut self, file: FileId, span: crate::source::Span, generics: &[GenericId], args: &[GenArg]) {
+    pub(crate) fn check_bounds(
+        &mut self,
+        file: FileId,
+        span: crate::source::Span,
+        generics: &[GenericId],
+        args: &[GenArg],
+    ) {
         let mut subst = Subst::default();
         for (g, a) in generics.iter().zip(args) {
             subst.generics.insert(*g, a.clone());
@@ -322,8 +405,15 @@ impl Checker<'_> {
                 if !self.sub_shape(ty, &bound) {
                     let (found, expected) = (self.render(ty), self.render(&bound));
                     let name = self.generic_name(*g);
-                    self.error(Code::K3001, file, span, format!("`{found}` does not satisfy the bound `{expected}` of `{name}`"))
-                        .set_label(format!("here `{name}` is `{found}`, which is not a subtype of `{expected}`"));
+                    self.error(
+                        Code::K3001,
+                        file,
+                        span,
+                        format!("`{found}` does not satisfy the bound `{expected}` of `{name}`"),
+                    )
+                    .set_label(format!(
+                        "here `{name}` is `{found}`, which is not a subtype of `{expected}`"
+                    ));
                 }
             }
         }
@@ -333,7 +423,9 @@ impl Checker<'_> {
         if self.expanding.contains(&r) {
             return self.failed(kind); // reported as K3010 at the declaration
         }
-        let Some(ast::Decl::Synonym(s)) = self.program.decl(r) else { return self.failed(kind) };
+        let Some(ast::Decl::Synonym(s)) = self.program.decl(r) else {
+            return self.failed(kind);
+        };
         let generics = self.generic_ids(r);
         let mut scope = self.scope(r.module);
         for (g, a) in generics.into_iter().zip(args) {
@@ -366,4 +458,3 @@ fn atom_word(t: &ast::Type) -> &'static str {
         _ => "type",
     }
 }
-

@@ -122,8 +122,16 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
 }
 
 impl<'p> Checker<'p> {
-    pub(crate) fn error(&mut self, code: Code, file: FileId, span: Span, message: impl Into<String>) -> &mut Diagnostic {
-        self.out.diagnostics.push(Diagnostic::new(code, message, file, span));
+    pub(crate) fn error(
+        &mut self,
+        code: Code,
+        file: FileId,
+        span: Span,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
+        self.out
+            .diagnostics
+            .push(Diagnostic::new(code, message, file, span));
         let last = self.out.diagnostics.len() - 1;
         &mut self.out.diagnostics[last]
     }
@@ -136,12 +144,22 @@ impl<'p> Checker<'p> {
     pub(crate) fn fresh_generic(&mut self, name: &str, kind: ast::GenericKind) -> GenericId {
         self.next_synthetic += 1;
         let id = GenericId(self.next_synthetic);
-        self.out.generics.insert(id, GenericInfo { name: name.to_string(), kind, bound: None });
+        self.out.generics.insert(
+            id,
+            GenericInfo {
+                name: name.to_string(),
+                kind,
+                bound: None,
+            },
+        );
         id
     }
 
     pub(crate) fn file_of(&self, module: ModuleId) -> FileId {
-        self.program.module(module).map(|m| m.file).unwrap_or_default()
+        self.program
+            .module(module)
+            .map(|m| m.file)
+            .unwrap_or_default()
     }
 
     pub(crate) fn prelude_value(&self, module: &str, name: &str) -> Option<DeclRef> {
@@ -180,7 +198,10 @@ impl<'p> Checker<'p> {
     fn check_bodies(&mut self) {
         for (mi, module) in self.program.modules.iter().enumerate() {
             for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef { module: ModuleId(mi as u32), index: di as u32 };
+                let r = DeclRef {
+                    module: ModuleId(mi as u32),
+                    index: di as u32,
+                };
                 if let ast::Decl::Agent(_) = decl {
                     self.ensure_agent(r);
                 }
@@ -191,7 +212,11 @@ impl<'p> Checker<'p> {
 
 impl TyEnv for Checker<'_> {
     fn qualified_name(&self, id: DeclRef) -> String {
-        self.out.names.get(&id).cloned().unwrap_or_else(|| "?".to_string())
+        self.out
+            .names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| "?".to_string())
     }
 
     fn display_name(&self, id: DeclRef) -> String {
@@ -203,12 +228,21 @@ impl TyEnv for Checker<'_> {
 
     fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {
         match self.out.decls.get(&id) {
-            Some(DeclInfo::Data { generics, fields, .. }) => {
+            Some(DeclInfo::Data {
+                generics, fields, ..
+            }) => {
                 let mut subst = Subst::default();
                 for (g, a) in generics.iter().zip(args) {
                     subst.generics.insert(*g, a.clone());
                 }
-                fields.iter().map(|f| Field { name: f.name.clone(), ty: subst.ty(&f.ty), optional: false }).collect()
+                fields
+                    .iter()
+                    .map(|f| Field {
+                        name: f.name.clone(),
+                        ty: subst.ty(&f.ty),
+                        optional: false,
+                    })
+                    .collect()
             }
             _ => Vec::new(),
         }
@@ -216,17 +250,27 @@ impl TyEnv for Checker<'_> {
 
     fn variances(&self, id: DeclRef) -> Vec<Variance> {
         match self.out.decls.get(&id) {
-            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => variances.clone(),
+            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => {
+                variances.clone()
+            }
             _ => Vec::new(),
         }
     }
 
     fn generic_name(&self, id: GenericId) -> String {
-        self.out.generics.get(&id).map(|g| g.name.clone()).unwrap_or_else(|| "?".to_string())
+        self.out
+            .generics
+            .get(&id)
+            .map(|g| g.name.clone())
+            .unwrap_or_else(|| "?".to_string())
     }
 
     fn generic_bound(&self, id: GenericId) -> Ty {
-        self.out.generics.get(&id).and_then(|g| g.bound.clone()).unwrap_or_else(Ty::unknown)
+        self.out
+            .generics
+            .get(&id)
+            .and_then(|g| g.bound.clone())
+            .unwrap_or_else(Ty::unknown)
     }
 }
 

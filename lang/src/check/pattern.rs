@@ -12,18 +12,31 @@ use crate::types::*;
 impl Checker<'_> {
     /// Binds the variables of `p` matched against a value of type `ty`. With `irrefutable`, the
     /// pattern must cover `ty` (K3001 otherwise: `let`, parameters, `for`, `then`).
-    pub(crate) fn bind_pattern(&mut self, ctx: &mut Ctx, p: &ast::Pattern, ty: &Ty, irrefutable: bool) {
+    pub(crate) fn bind_pattern(
+        &mut self,
+        ctx: &mut Ctx,
+        p: &ast::Pattern,
+        ty: &Ty,
+        irrefutable: bool,
+    ) {
         self.bind(ctx, p, ty);
         if irrefutable && !self.covers(ctx, p, ty) && !ty.is_never() {
             let shown = self.render(ty);
-            self.error(Code::K3001, ctx.file, p.span, format!("this pattern does not match every value of `{shown}`"))
-                .set_label(format!("this pattern can fail on a `{shown}`"))
-                .set_help("use `match` for patterns that may fail");
+            self.error(
+                Code::K3001,
+                ctx.file,
+                p.span,
+                format!("this pattern does not match every value of `{shown}`"),
+            )
+            .set_label(format!("this pattern can fail on a `{shown}`"))
+            .set_help("use `match` for patterns that may fail");
         }
     }
 
     fn bind(&mut self, ctx: &mut Ctx, p: &ast::Pattern, ty: &Ty) {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.bind_unguarded(ctx, p, ty))
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.bind_unguarded(ctx, p, ty)
+        })
     }
 
     fn bind_unguarded(&mut self, ctx: &mut Ctx, p: &ast::Pattern, ty: &Ty) {
@@ -33,7 +46,10 @@ impl Checker<'_> {
                     self.annotation_widens(ctx, t, ty);
                 }
             }
-            PatternKind::Bind { name, ty: annotation } => {
+            PatternKind::Bind {
+                name,
+                ty: annotation,
+            } => {
                 let bound = match annotation {
                     Some(t) => self.annotation_widens(ctx, t, ty),
                     None => ty.clone(),
@@ -61,9 +77,18 @@ impl Checker<'_> {
                 let narrowed = self.narrow_tag(ty, *tag);
                 self.bind(ctx, inner, &narrowed);
             }
-            PatternKind::Constructor { name, fields, type_args, .. } => {
+            PatternKind::Constructor {
+                name,
+                fields,
+                type_args,
+                ..
+            } => {
                 let data = match self.program.names.get(ctx.file, name.span) {
-                    Some(Resolution::Global(r)) if matches!(self.program.decl(r), Some(ast::Decl::Data(_))) => Some(r),
+                    Some(Resolution::Global(r))
+                        if matches!(self.program.decl(r), Some(ast::Decl::Data(_))) =>
+                    {
+                        Some(r)
+                    }
                     Some(Resolution::Global(r)) => {
                         let shown = self.display_name(r);
                         self.error(Code::K3017, ctx.file, name.span, format!("`{shown}` is not a data constructor, so it cannot be matched"))
@@ -94,10 +119,23 @@ impl Checker<'_> {
                         Some(field) => field.ty.clone().with_attr(field.ty.attr.join(ty.attr)),
                         None => {
                             let shown = self.display_name(r);
-                            let names = declared.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
-                            self.error(Code::K3001, ctx.file, f.name.span, format!("`{shown}` has no field `{}`", f.name.text))
-                                .set_label("not a field of this constructor")
-                                .set_help(if names.is_empty() { format!("`{shown}` has no fields") } else { format!("its fields are: {names}") });
+                            let names = declared
+                                .iter()
+                                .map(|d| d.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ");
+                            self.error(
+                                Code::K3001,
+                                ctx.file,
+                                f.name.span,
+                                format!("`{shown}` has no field `{}`", f.name.text),
+                            )
+                            .set_label("not a field of this constructor")
+                            .set_help(if names.is_empty() {
+                                format!("`{shown}` has no fields")
+                            } else {
+                                format!("its fields are: {names}")
+                            });
                             Ty::error()
                         }
                     };
@@ -112,27 +150,61 @@ impl Checker<'_> {
 
     /// The data type a constructor pattern matches: the subject's member of that type, its
     /// arguments inferred from the subject, or met with explicit type arguments (K3009, K3006).
-    fn constructor_subject(&mut self, ctx: &mut Ctx, ty: &Ty, r: DeclRef, name: &ast::Ident, type_args: Option<&[ast::Type]>) -> Ty {
+    fn constructor_subject(
+        &mut self,
+        ctx: &mut Ctx,
+        ty: &Ty,
+        r: DeclRef,
+        name: &ast::Ident,
+        type_args: Option<&[ast::Type]>,
+    ) -> Ty {
         let subject = self.narrow_data(ty, r);
-        let Some(args) = type_args else { return subject };
+        let Some(args) = type_args else {
+            return subject;
+        };
         let generics = self.generic_ids(r);
         let shown = self.display_name(r);
         if args.len() != generics.len() {
             let count = generics.len();
-            self.error(Code::K3009, ctx.file, name.span, format!("`{shown}` takes {count} type argument{}, found {}", super::expr::plural(count), args.len()))
-                .set_label(format!("{} type argument{} given", args.len(), super::expr::plural(args.len())));
+            self.error(
+                Code::K3009,
+                ctx.file,
+                name.span,
+                format!(
+                    "`{shown}` takes {count} type argument{}, found {}",
+                    super::expr::plural(count),
+                    args.len()
+                ),
+            )
+            .set_label(format!(
+                "{} type argument{} given",
+                args.len(),
+                super::expr::plural(args.len())
+            ));
             return subject;
         }
         let scope = self.ty_scope(ctx);
         let mut lowered = Vec::new();
         for (g, a) in generics.iter().zip(args) {
-            let kind = self.out.generics.get(g).map(|i| Kind::of(i.kind)).unwrap_or(Kind::Type);
+            let kind = self
+                .out
+                .generics
+                .get(g)
+                .map(|i| Kind::of(i.kind))
+                .unwrap_or(Kind::Type);
             lowered.push(self.lower_any(&scope, a, kind));
         }
         self.check_bounds(ctx.file, name.span, &generics, &lowered);
-        let written = Ty::new(TyKind::Data { id: r, args: lowered }).with_attr(subject.attr);
+        let written = Ty::new(TyKind::Data {
+            id: r,
+            args: lowered,
+        })
+        .with_attr(subject.attr);
         // Only a member the subject really has constrains the written arguments.
-        let from_subject = ty.members().iter().any(|m| matches!(&m.kind, TyKind::Data { id, .. } if *id == r));
+        let from_subject = ty
+            .members()
+            .iter()
+            .any(|m| matches!(&m.kind, TyKind::Data { id, .. } if *id == r));
         if !from_subject {
             return written;
         }
@@ -142,10 +214,22 @@ impl Checker<'_> {
             return met;
         }
         let (found, wanted) = (self.render(&subject), self.render(&written));
-        let span = name.span.to(args.last().map(|a| a.span).unwrap_or(name.span));
-        self.error(Code::K3006, ctx.file, span, format!("the pattern `{wanted}` cannot narrow `{found}`"))
-            .set_label(format!("`{shown}` is invariant in its argument, so a `{found}` is never a `{wanted}`"))
-            .set_help(format!("match it as it is: `{}(…)` infers its arguments from the subject", name.text));
+        let span = name
+            .span
+            .to(args.last().map(|a| a.span).unwrap_or(name.span));
+        self.error(
+            Code::K3006,
+            ctx.file,
+            span,
+            format!("the pattern `{wanted}` cannot narrow `{found}`"),
+        )
+        .set_label(format!(
+            "`{shown}` is invariant in its argument, so a `{found}` is never a `{wanted}`"
+        ))
+        .set_help(format!(
+            "match it as it is: `{}(…)` infers its arguments from the subject",
+            name.text
+        ));
         Ty::error()
     }
 
@@ -158,9 +242,21 @@ impl Checker<'_> {
             return written;
         }
         if !self.sub_shape(ty, &written) {
-            self.mismatch(ctx.file, t.span, ty, &written, "an annotation may widen the type, never narrow it");
+            self.mismatch(
+                ctx.file,
+                t.span,
+                ty,
+                &written,
+                "an annotation may widen the type, never narrow it",
+            );
         } else if !ctx.private && !self.sub(ty, &written) {
-            self.mismatch(ctx.file, t.span, ty, &written, "a private value cannot be given a public type");
+            self.mismatch(
+                ctx.file,
+                t.span,
+                ty,
+                &written,
+                "a private value cannot be given a public type",
+            );
             self.last_help("write the annotation `of private`");
             return written.clone().with_attr(written.attr.join(ty.attr));
         }
@@ -192,7 +288,12 @@ impl Checker<'_> {
         if ty.is_unknown() {
             return Ty::record(Ty::unknown()).with_attr(ty.attr);
         }
-        let kept: Vec<Ty> = ty.members().iter().filter(|m| matches!(m.kind, TyKind::Object { .. } | TyKind::Data { .. })).cloned().collect();
+        let kept: Vec<Ty> = ty
+            .members()
+            .iter()
+            .filter(|m| matches!(m.kind, TyKind::Object { .. } | TyKind::Data { .. }))
+            .cloned()
+            .collect();
         let joined = self.lattice().join_all(&kept);
         joined.clone().with_attr(joined.attr.join(ty.attr))
     }
@@ -214,7 +315,12 @@ impl Checker<'_> {
                         Rest::Of(t) => self.join(t, &Ty::null()),
                     },
                 },
-                TyKind::Data { id, args } => self.data_fields(*id, args).into_iter().find(|f| f.name == name).map(|f| f.ty).unwrap_or_else(Ty::null),
+                TyKind::Data { id, args } => self
+                    .data_fields(*id, args)
+                    .into_iter()
+                    .find(|f| f.name == name)
+                    .map(|f| f.ty)
+                    .unwrap_or_else(Ty::null),
                 _ => Ty::unknown(),
             };
             out.push(t.clone().with_attr(t.attr.join(m.attr).join(ty.attr)));
@@ -231,7 +337,12 @@ impl Checker<'_> {
         if ty.is_unknown() {
             return tag_top(tag).with_attr(attr);
         }
-        let kept: Vec<Ty> = ty.members().iter().filter(|m| tag_matches(tag, m)).cloned().collect();
+        let kept: Vec<Ty> = ty
+            .members()
+            .iter()
+            .filter(|m| tag_matches(tag, m))
+            .cloned()
+            .collect();
         let joined = self.lattice().join_all(&kept);
         let joined = match (tag, &joined.kind) {
             // `integer(p)` on `number` narrows to `integer`.
@@ -252,7 +363,11 @@ impl Checker<'_> {
             }
         }
         // Nothing known about the arguments: the top of each kind (or the error type).
-        let top = if ty.is_error() { Ty::error() } else { Ty::unknown() };
+        let top = if ty.is_error() {
+            Ty::error()
+        } else {
+            Ty::unknown()
+        };
         let args = self
             .generic_ids(r)
             .iter()
@@ -267,7 +382,9 @@ impl Checker<'_> {
 
     /// Whether `p` matches every value of `ty` (§9.12 coverage).
     pub(crate) fn covers(&mut self, ctx: &Ctx, p: &ast::Pattern, ty: &Ty) -> bool {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.covers_unguarded(ctx, p, ty))
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.covers_unguarded(ctx, p, ty)
+        })
     }
 
     fn covers_unguarded(&mut self, ctx: &Ctx, p: &ast::Pattern, ty: &Ty) -> bool {
@@ -276,26 +393,39 @@ impl Checker<'_> {
         }
         match &p.kind {
             PatternKind::Wildcard(_) | PatternKind::Bind { .. } | PatternKind::Error => true,
-            PatternKind::Lit(LitKind::Null) => ty.members().iter().all(|m| matches!(m.kind, TyKind::Null)),
+            PatternKind::Lit(LitKind::Null) => {
+                ty.members().iter().all(|m| matches!(m.kind, TyKind::Null))
+            }
             PatternKind::Lit(_) => false,
             PatternKind::Filter { tag, inner } => {
                 if ty.is_unknown() {
                     return false;
                 }
-                let exact = |m: &Ty| if *tag == FilterTag::Integer { matches!(m.kind, TyKind::Integer) } else { tag_matches(*tag, m) };
+                let exact = |m: &Ty| {
+                    if *tag == FilterTag::Integer {
+                        matches!(m.kind, TyKind::Integer)
+                    } else {
+                        tag_matches(*tag, m)
+                    }
+                };
                 ty.members().iter().all(exact) && {
                     let narrowed = self.narrow_tag(ty, *tag);
                     self.covers(ctx, inner, &narrowed)
                 }
             }
             PatternKind::Constructor { name, fields, .. } => {
-                let Some(Resolution::Global(r)) = self.program.names.get(ctx.file, name.span) else { return true };
+                let Some(Resolution::Global(r)) = self.program.names.get(ctx.file, name.span)
+                else {
+                    return true;
+                };
                 ty.members().iter().all(|m| match &m.kind {
                     TyKind::Data { id, args } if *id == r => {
                         let declared = self.data_fields(r, args);
-                        fields.iter().all(|f| match (&f.pattern, declared.iter().find(|d| d.name == f.name.text)) {
-                            (Some(inner), Some(d)) => self.covers(ctx, inner, &d.ty),
-                            _ => true,
+                        fields.iter().all(|f| {
+                            match (&f.pattern, declared.iter().find(|d| d.name == f.name.text)) {
+                                (Some(inner), Some(d)) => self.covers(ctx, inner, &d.ty),
+                                _ => true,
+                            }
                         })
                     }
                     _ => false,
@@ -318,9 +448,10 @@ impl Checker<'_> {
                 })
             }
             PatternKind::Tuple(items) => ty.members().iter().all(|m| match &m.kind {
-                TyKind::Seq { prefix, rest: None } if prefix.len() == items.len() => {
-                    items.iter().zip(prefix.clone()).all(|(i, t)| self.covers(ctx, i, &t))
-                }
+                TyKind::Seq { prefix, rest: None } if prefix.len() == items.len() => items
+                    .iter()
+                    .zip(prefix.clone())
+                    .all(|(i, t)| self.covers(ctx, i, &t)),
                 _ => false,
             }),
         }
@@ -333,7 +464,11 @@ impl Checker<'_> {
         }
         let mut kept = Vec::new();
         if ty.is_unknown() {
-            return if self.covers(ctx, p, ty) { Ty::never() } else { ty.clone() };
+            return if self.covers(ctx, p, ty) {
+                Ty::never()
+            } else {
+                ty.clone()
+            };
         }
         for m in ty.members() {
             let member = m.clone().with_attr(m.attr.join(ty.attr));
@@ -346,15 +481,24 @@ impl Checker<'_> {
 
     /// The type read off an annotated pattern (`x => pattern` parameters and `use` binders).
     pub(crate) fn pattern_annotation(&mut self, ctx: &mut Ctx, p: &ast::Pattern) -> Ty {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || self.pattern_annotation_unguarded(ctx, p))
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.pattern_annotation_unguarded(ctx, p)
+        })
     }
 
     fn pattern_annotation_unguarded(&mut self, ctx: &mut Ctx, p: &ast::Pattern) -> Ty {
         let scope = self.scope(ctx.module);
         match &p.kind {
-            PatternKind::Bind { ty: Some(t), .. } | PatternKind::Wildcard(Some(t)) => self.lower_ty(&scope, t),
+            PatternKind::Bind { ty: Some(t), .. } | PatternKind::Wildcard(Some(t)) => {
+                self.lower_ty(&scope, t)
+            }
             PatternKind::Filter { tag, .. } => tag_top(*tag),
-            PatternKind::Tuple(items) => Ty::tuple(items.iter().map(|i| self.pattern_annotation(ctx, i)).collect()),
+            PatternKind::Tuple(items) => Ty::tuple(
+                items
+                    .iter()
+                    .map(|i| self.pattern_annotation(ctx, i))
+                    .collect(),
+            ),
             PatternKind::Record(fields) => {
                 let fields = fields
                     .iter()
@@ -362,13 +506,25 @@ impl Checker<'_> {
                         let ty = match &f.pattern {
                             Some(inner) => self.pattern_annotation(ctx, inner),
                             None => {
-                                self.error(Code::K3013, ctx.file, f.name.span, format!("the field `{}` needs a type annotation", f.name.text))
-                                    .set_label("no type written")
-                                    .set_help(format!("write `{} => {}: <type>`", f.name.text, f.name.text));
+                                self.error(
+                                    Code::K3013,
+                                    ctx.file,
+                                    f.name.span,
+                                    format!("the field `{}` needs a type annotation", f.name.text),
+                                )
+                                .set_label("no type written")
+                                .set_help(format!(
+                                    "write `{} => {}: <type>`",
+                                    f.name.text, f.name.text
+                                ));
                                 Ty::error()
                             }
                         };
-                        Field { name: f.name.text.clone(), ty, optional: false }
+                        Field {
+                            name: f.name.text.clone(),
+                            ty,
+                            optional: false,
+                        }
                     })
                     .collect();
                 Ty::object(fields, Rest::Open)
@@ -385,19 +541,19 @@ impl Checker<'_> {
 }
 
 fn tag_matches(tag: FilterTag, m: &Ty) -> bool {
-    match (tag, &m.kind) {
+    matches!(
+        (tag, &m.kind),
         (FilterTag::Null, TyKind::Null)
-        | (FilterTag::Boolean, TyKind::Boolean)
-        | (FilterTag::Integer, TyKind::Integer | TyKind::Number)
-        | (FilterTag::Number, TyKind::Integer | TyKind::Number)
-        | (FilterTag::String, TyKind::String)
-        | (FilterTag::File, TyKind::File)
-        | (FilterTag::Array, TyKind::Seq { .. })
-        | (FilterTag::Record, TyKind::Object { .. } | TyKind::Data { .. })
-        | (FilterTag::Agent, TyKind::Agent(_)) => true,
-        (_, TyKind::Unknown) => true,
-        _ => false,
-    }
+            | (FilterTag::Boolean, TyKind::Boolean)
+            | (FilterTag::Integer, TyKind::Integer | TyKind::Number)
+            | (FilterTag::Number, TyKind::Integer | TyKind::Number)
+            | (FilterTag::String, TyKind::String)
+            | (FilterTag::File, TyKind::File)
+            | (FilterTag::Array, TyKind::Seq { .. })
+            | (FilterTag::Record, TyKind::Object { .. } | TyKind::Data { .. })
+            | (FilterTag::Agent, TyKind::Agent(_))
+            | (_, TyKind::Unknown | TyKind::Error)
+    )
 }
 
 /// What a filter tag gives on `unknown`.

@@ -24,21 +24,32 @@ pub struct Queries {
 
 impl Queries {
     pub(crate) fn record_instantiation(&mut self, file: FileId, span: Span, args: Vec<GenArg>) {
-        self.instantiations.insert((file, span.start, span.end), args);
+        self.instantiations
+            .insert((file, span.start, span.end), args);
     }
 
     /// The generic arguments solved (or written) at a call or explicit application.
     pub fn instantiation(&self, file: FileId, span: Span) -> Option<&[GenArg]> {
-        self.instantiations.get(&(file, span.start, span.end)).map(Vec::as_slice)
+        self.instantiations
+            .get(&(file, span.start, span.end))
+            .map(Vec::as_slice)
     }
 
     pub(crate) fn record(&mut self, file: FileId, span: Span, ty: &Ty) {
-        self.exprs.entry(file).or_default().push(ExprInfo { span, ty: ty.clone() });
+        self.exprs.entry(file).or_default().push(ExprInfo {
+            span,
+            ty: ty.clone(),
+        });
     }
 
     /// The type of the expression with exactly this span.
     pub fn type_at(&self, file: FileId, span: Span) -> Option<&Ty> {
-        self.exprs.get(&file)?.iter().rev().find(|e| e.span == span).map(|e| &e.ty)
+        self.exprs
+            .get(&file)?
+            .iter()
+            .rev()
+            .find(|e| e.span == span)
+            .map(|e| &e.ty)
     }
 
     /// The innermost expression containing the byte offset.

@@ -6,7 +6,12 @@ use crate::resolve::{LocalId, Resolution};
 use crate::source::{FileId, Span};
 
 /// Whether a block mentions a local (for recursive local agents).
-pub(crate) fn block_mentions(checker: &Checker<'_>, file: FileId, block: &ast::Block, id: LocalId) -> bool {
+pub(crate) fn block_mentions(
+    checker: &Checker<'_>,
+    file: FileId,
+    block: &ast::Block,
+    id: LocalId,
+) -> bool {
     let mut found = false;
     let mut visit = |ident_span: Span| {
         if checker.program.names.get(file, ident_span) == Some(Resolution::Local(id)) {
@@ -42,7 +47,9 @@ fn walk_block_names(block: &ast::Block, f: &mut dyn FnMut(Span)) {
 }
 
 fn walk_expr_names(e: &Expr, f: &mut dyn FnMut(Span)) {
-    stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || walk_expr_names_unguarded(e, f))
+    stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+        walk_expr_names_unguarded(e, f)
+    })
 }
 
 fn walk_expr_names_unguarded(e: &Expr, f: &mut dyn FnMut(Span)) {
@@ -56,7 +63,9 @@ fn walk_expr_names_unguarded(e: &Expr, f: &mut dyn FnMut(Span)) {
         ExprKind::Field { target, .. } => walk_expr_names(target, f),
         ExprKind::Call { callee, args } => {
             walk_expr_names(callee, f);
-            args.iter().filter_map(|a| a.value.as_ref()).for_each(|v| walk_expr_names(v, f));
+            args.iter()
+                .filter_map(|a| a.value.as_ref())
+                .for_each(|v| walk_expr_names(v, f));
         }
         ExprKind::TypeApply { callee, .. } => walk_expr_names(callee, f),
         ExprKind::Binary { left, right, .. } => {
@@ -64,7 +73,11 @@ fn walk_expr_names_unguarded(e: &Expr, f: &mut dyn FnMut(Span)) {
             walk_expr_names(right, f);
         }
         ExprKind::Unary { operand, .. } => walk_expr_names(operand, f),
-        ExprKind::If { cond, then, otherwise } => {
+        ExprKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
             walk_expr_names(cond, f);
             walk_block_names(then, f);
             if let Some(o) = otherwise {
@@ -83,7 +96,9 @@ fn walk_expr_names_unguarded(e: &Expr, f: &mut dyn FnMut(Span)) {
                 walk_block_names(&t.body, f);
             }
         }
-        ExprKind::ParallelTuple(items) | ExprKind::Tuple(items) => items.iter().for_each(|i| walk_expr_names(i, f)),
+        ExprKind::ParallelTuple(items) | ExprKind::Tuple(items) => {
+            items.iter().for_each(|i| walk_expr_names(i, f))
+        }
         ExprKind::Handler(h) => {
             h.vars.iter().for_each(|v| walk_expr_names(&v.init, f));
             h.clauses.iter().for_each(|c| walk_block_names(&c.body, f));

@@ -308,11 +308,8 @@ fn open_call(input: &str, cursor: usize) -> Option<OpenCall> {
             ')' | ']' => {
                 stack.pop();
             }
-            '}' => {
-                if stack.pop() == Some(Open::Interp) {
-                    in_string = true;
-                }
-            }
+            // The `}` of an interpolation goes back into its template string.
+            '}' => in_string = stack.pop() == Some(Open::Interp),
             ',' => {
                 if let Some(Open::Paren { arg_start, .. }) = stack.last_mut() {
                     *arg_start = i + 1;

@@ -75,7 +75,9 @@ fn render_attr(env: &dyn TyEnv, attr: Attr) -> String {
 
 /// Writes a type; `tight` asks for parentheses around forms that bind loosely (unions, agents).
 fn write_ty(env: &dyn TyEnv, ty: &Ty, out: &mut String, tight: bool) {
-    stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || write_ty_unguarded(env, ty, out, tight))
+    stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+        write_ty_unguarded(env, ty, out, tight)
+    })
 }
 
 fn write_ty_unguarded(env: &dyn TyEnv, ty: &Ty, out: &mut String, tight: bool) {

@@ -55,7 +55,9 @@ impl<'a> Lattice<'a> {
 
     /// The least upper bound, normalised into one member per layer.
     pub fn join(&mut self, a: &Ty, b: &Ty) -> Ty {
-        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.join_unguarded(a, b))
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+            self.join_unguarded(a, b)
+        })
     }
 
     fn join_unguarded(&mut self, a: &Ty, b: &Ty) -> Ty {
@@ -75,12 +77,14 @@ impl<'a> Lattice<'a> {
         for m in a.members().iter().chain(b.members()) {
             self.insert_member(&mut members, m.clone());
         }
-        self.from_members(members)
+        self.union_of(members)
     }
 
     /// Rebuilds a type whose unions may have been broken by substitution.
     pub fn normalize(&mut self, ty: &Ty) -> Ty {
-        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.normalize_unguarded(ty))
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+            self.normalize_unguarded(ty)
+        })
     }
 
     fn normalize_unguarded(&mut self, ty: &Ty) -> Ty {
@@ -97,13 +101,24 @@ impl<'a> Lattice<'a> {
                 rest: rest.as_ref().map(|r| Box::new(self.normalize(r))),
             },
             TyKind::Object { fields, rest } => TyKind::Object {
-                fields: fields.iter().map(|f| Field { name: f.name.clone(), ty: self.normalize(&f.ty), optional: f.optional }).collect(),
+                fields: fields
+                    .iter()
+                    .map(|f| Field {
+                        name: f.name.clone(),
+                        ty: self.normalize(&f.ty),
+                        optional: f.optional,
+                    })
+                    .collect(),
                 rest: match rest {
                     Rest::Of(t) => Rest::Of(Box::new(self.normalize(t))),
                     other => other.clone(),
                 },
             },
-            TyKind::Agent(a) => TyKind::Agent(Box::new(AgentTy { param: self.normalize(&a.param), ret: self.normalize(&a.ret), row: a.row.clone() })),
+            TyKind::Agent(a) => TyKind::Agent(Box::new(AgentTy {
+                param: self.normalize(&a.param),
+                ret: self.normalize(&a.ret),
+                row: a.row.clone(),
+            })),
             TyKind::Data { id, args } => TyKind::Data {
                 id: *id,
                 args: args
@@ -153,7 +168,8 @@ impl<'a> Lattice<'a> {
         }
     }
 
-    fn from_members(&self, mut members: Vec<Ty>) -> Ty {
+    /// The normalised type of a list of members, one per layer.
+    fn union_of(&self, mut members: Vec<Ty>) -> Ty {
         members.sort_by_key(|m| layer(self.env, m));
         match members.len() {
             0 => Ty::never(),
@@ -395,7 +411,9 @@ impl<'a> Lattice<'a> {
 
     /// The greatest lower bound (used for agent parameters and for narrowing).
     pub fn meet(&mut self, a: &Ty, b: &Ty) -> Ty {
-        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.meet_unguarded(a, b))
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+            self.meet_unguarded(a, b)
+        })
     }
 
     fn meet_unguarded(&mut self, a: &Ty, b: &Ty) -> Ty {
@@ -420,7 +438,7 @@ impl<'a> Lattice<'a> {
         for m in out {
             self.insert_member(&mut members, m);
         }
-        self.from_members(members)
+        self.union_of(members)
     }
 
     fn meet_members(&mut self, x: &Ty, y: &Ty) -> Option<Ty> {
@@ -598,7 +616,9 @@ impl<'a> Lattice<'a> {
 
     /// `s <: t`.
     pub fn sub(&mut self, s: &Ty, t: &Ty) -> bool {
-        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.sub_unguarded(s, t))
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+            self.sub_unguarded(s, t)
+        })
     }
 
     fn sub_unguarded(&mut self, s: &Ty, t: &Ty) -> bool {
@@ -729,9 +749,7 @@ impl<'a> Lattice<'a> {
     fn attempt(&mut self, check: impl FnOnce(&mut Self) -> bool) -> bool {
         let snapshot = self.bounds.as_deref().cloned();
         let ok = check(self);
-        if !ok
-            && let (Some(bounds), Some(snapshot)) = (self.bounds.as_deref_mut(), snapshot)
-        {
+        if !ok && let (Some(bounds), Some(snapshot)) = (self.bounds.as_deref_mut(), snapshot) {
             *bounds = snapshot;
         }
         ok
@@ -885,9 +903,7 @@ impl<'a> Lattice<'a> {
     }
 
     fn infer_tail(&self, row: &Row) -> Option<InferId> {
-        if self.bounds.is_none() {
-            return None;
-        }
+        self.bounds.as_ref()?;
         row.tails.iter().find_map(|t| match t.var {
             RowVar::Infer(v) => Some(v),
             RowVar::Param(_) => None,

@@ -17,7 +17,9 @@ impl Subst {
     }
 
     pub fn ty(&self, ty: &Ty) -> Ty {
-        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || self.ty_unguarded(ty))
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+            self.ty_unguarded(ty)
+        })
     }
 
     fn ty_unguarded(&self, ty: &Ty) -> Ty {
@@ -39,14 +41,28 @@ impl Subst {
                 rest: rest.as_ref().map(|r| Box::new(self.ty(r))),
             },
             TyKind::Object { fields, rest } => TyKind::Object {
-                fields: fields.iter().map(|f| Field { name: f.name.clone(), ty: self.ty(&f.ty), optional: f.optional }).collect(),
+                fields: fields
+                    .iter()
+                    .map(|f| Field {
+                        name: f.name.clone(),
+                        ty: self.ty(&f.ty),
+                        optional: f.optional,
+                    })
+                    .collect(),
                 rest: match rest {
                     Rest::Of(t) => Rest::Of(Box::new(self.ty(t))),
                     other => other.clone(),
                 },
             },
-            TyKind::Data { id, args } => TyKind::Data { id: *id, args: args.iter().map(|a| self.arg(a)).collect() },
-            TyKind::Agent(a) => TyKind::Agent(Box::new(AgentTy { param: self.ty(&a.param), ret: self.ty(&a.ret), row: self.row(&a.row) })),
+            TyKind::Data { id, args } => TyKind::Data {
+                id: *id,
+                args: args.iter().map(|a| self.arg(a)).collect(),
+            },
+            TyKind::Agent(a) => TyKind::Agent(Box::new(AgentTy {
+                param: self.ty(&a.param),
+                ret: self.ty(&a.ret),
+                row: self.row(&a.row),
+            })),
             TyKind::Union(members) => {
                 // Substitution may merge layers, so the union is rebuilt by the caller's join when
                 // needed; members stay in place here.
@@ -83,9 +99,14 @@ impl Subst {
         if self.is_empty() {
             return row.clone();
         }
-        let mut out = Row { io: row.io, all: row.all, ..Row::default() };
+        let mut out = Row {
+            io: row.io,
+            all: row.all,
+            ..Row::default()
+        };
         for (req, args) in &row.entries {
-            out.entries.insert(*req, args.iter().map(|a| self.arg(a)).collect());
+            out.entries
+                .insert(*req, args.iter().map(|a| self.arg(a)).collect());
         }
         for tail in &row.tails {
             let replacement = match tail.var {
@@ -109,7 +130,10 @@ impl Subst {
                             }
                         }
                         excluding.sort();
-                        out.tails.push(Tail { var: t.var, excluding });
+                        out.tails.push(Tail {
+                            var: t.var,
+                            excluding,
+                        });
                     }
                 }
                 _ => out.tails.push(tail.clone()),

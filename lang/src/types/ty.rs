@@ -62,13 +62,18 @@ pub struct Ty {
 // demand instead of relying on the derived (unbounded) recursion.
 impl Clone for Ty {
     fn clone(&self) -> Ty {
-        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || Ty { kind: self.kind.clone(), attr: self.attr })
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || Ty {
+            kind: self.kind.clone(),
+            attr: self.attr,
+        })
     }
 }
 
 impl PartialEq for Ty {
     fn eq(&self, other: &Ty) -> bool {
-        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.attr == other.attr && self.kind == other.kind)
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || {
+            self.attr == other.attr && self.kind == other.kind
+        })
     }
 }
 

@@ -135,7 +135,9 @@ fn range(_: &mut Ctx, a: &mut Args<'_>) -> R {
         )));
     }
     Ok(Value::array(
-        (0..n as usize).map(|i| Value::int(start + i as f64)).collect(),
+        (0..n as usize)
+            .map(|i| Value::int(start + i as f64))
+            .collect(),
     ))
 }
 
@@ -175,7 +177,10 @@ fn sort(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     let mut keys = Vec::with_capacity(items.len());
     for item in items.iter() {
         let key = match &by {
-            Some(f) => ctx.call(f, vec![("value".into(), item.clone().with_private(through))])?,
+            Some(f) => ctx.call(
+                f,
+                vec![("value".into(), item.clone().with_private(through))],
+            )?,
             None => item.clone(),
         };
         keyed_private |= key.private;

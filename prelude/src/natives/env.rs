@@ -19,7 +19,10 @@ fn get_secret(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
         Ok(None) => {
             let message =
                 format!("no secret named \"{key}\" in the environment or in secrets.toml");
-            let fields = vec![a.get(0).clone(), Value::str(message).with_private(a.get(0).private)];
+            let fields = vec![
+                a.get(0).clone(),
+                Value::str(message).with_private(a.get(0).private),
+            ];
             Err(throw(ctx, "prelude.env.missing_secret", fields))
         }
         // The host refused `secrets.toml` (for example, readable by others): its message stops

@@ -40,7 +40,8 @@ fn blob(ctx: &Ctx, a: &Args<'_>) -> Result<PathBuf, Ctl> {
 
 fn read_base64(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     let path = blob(ctx, a)?;
-    let bytes = std::fs::read(&path).map_err(|e| a.fail(format_args!("cannot read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| a.fail(format_args!("cannot read {}: {e}", path.display())))?;
     Ok(Value::str(
         base64::engine::general_purpose::STANDARD.encode(bytes),
     ))

@@ -103,8 +103,8 @@ fn send(url: &str, method: &str, headers: HeaderMap, body: &str) -> Result<Value
             parsed.scheme()
         ));
     }
-    let verb =
-        Method::from_bytes(method.as_bytes()).map_err(|_| format!("invalid method \"{method}\""))?;
+    let verb = Method::from_bytes(method.as_bytes())
+        .map_err(|_| format!("invalid method \"{method}\""))?;
     let mut builder = client()?.request(verb, parsed).headers(headers);
     let bodiless = method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD");
     if !bodiless {

@@ -1,7 +1,7 @@
 //! The natives behind the prelude's bodiless `primitive agent` and `external agent` declarations,
 //! one Rust module per prelude module, registered in one table under qualified names.
 //!
-//! Each module lists its natives with the [`natives!`] macro: qualified name, the parameter labels
+//! Each module lists its natives with the `natives!` macro: qualified name, the parameter labels
 //! it reads (in declared order), its privacy [`Kind`] and the function. The labels name the
 //! arguments in messages and are checked against the `.kt` declarations by
 //! `tests/agreement.rs`, so a native and its declaration cannot drift apart.
@@ -319,6 +319,8 @@ fn count(n: usize) -> Value {
 
 /// The native of a declaration in [`DEFERRED`]: it panics with a message naming what is
 /// missing, so a script that reaches it fails clearly instead of silently.
-pub fn deferred(_: &mut katari_runtime::machine::Ctx, _: katari_runtime::native::NativeCall<'_>) -> Result<katari_runtime::value::Value, katari_runtime::control::Ctl> {
-    Err(katari_runtime::control::panic("this MCP or webhook operation is not available in this build yet"))
+pub fn deferred(_: &mut Ctx, _: NativeCall<'_>) -> R {
+    Err(panic(
+        "this MCP or webhook operation is not available in this build yet",
+    ))
 }

@@ -105,7 +105,9 @@ fn compare(a: &Args<'_>) -> Result<Option<Ordering>, katari_runtime::control::Ct
         (V::Int(_) | V::Num(_), V::Str(_)) | (V::Str(_), V::Int(_) | V::Num(_)) => {
             Err(panic("cannot compare a number with a string"))
         }
-        (V::Int(_) | V::Num(_) | V::Str(_), _) => Err(a.wrong(1, "a value of type number or string")),
+        (V::Int(_) | V::Num(_) | V::Str(_), _) => {
+            Err(a.wrong(1, "a value of type number or string"))
+        }
         _ => Err(a.wrong(0, "a value of type number or string")),
     }
 }

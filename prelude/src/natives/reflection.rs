@@ -28,7 +28,9 @@ fn get_metadata(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     let c = JsonCtors::of(&ctx.m).map_err(|e| panic(format!("internal: {e}")))?;
     const CTOR: &str = "prelude.reflection.agent_metadata";
     if !ctx.m.ctors.contains_key(CTOR) {
-        return Err(panic(format!("internal: the constructor {CTOR} is not loaded")));
+        return Err(panic(format!(
+            "internal: the constructor {CTOR} is not loaded"
+        )));
     }
     Ok(ctx.data(
         CTOR,
@@ -116,11 +118,19 @@ fn call_agent(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
                 args.describe()
             );
             let message = refusal(&target_of(&target), &failure);
-            return Err(throw(ctx, "prelude.reflection.call_error", vec![Value::str(message)]));
+            return Err(throw(
+                ctx,
+                "prelude.reflection.call_error",
+                vec![Value::str(message)],
+            ));
         }
         (false, _) => {
             let message = refusal(&target_of(&target), &failures_message(&failures));
-            return Err(throw(ctx, "prelude.reflection.call_error", vec![Value::str(message)]));
+            return Err(throw(
+                ctx,
+                "prelude.reflection.call_error",
+                vec![Value::str(message)],
+            ));
         }
     };
     let through = args.private;

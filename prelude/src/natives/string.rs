@@ -73,7 +73,11 @@ fn slice(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let len = value.chars().count();
     let (start, end) = (clamp(start, len), clamp(end, len));
     Ok(Value::str(if start < end {
-        value.chars().skip(start).take(end - start).collect::<String>()
+        value
+            .chars()
+            .skip(start)
+            .take(end - start)
+            .collect::<String>()
     } else {
         String::new()
     }))
@@ -109,7 +113,9 @@ fn replace(_: &mut Ctx, a: &mut Args<'_>) -> R {
 
 fn trim(_: &mut Ctx, a: &mut Args<'_>) -> R {
     // `char::is_whitespace` is the Unicode `White_Space` property.
-    let trimmed = a.str(0)?.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    let trimmed = a
+        .str(0)?
+        .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     Ok(Value::str(trimmed))
 }
 
@@ -129,10 +135,7 @@ fn to_string(_: &mut Ctx, a: &mut Args<'_>) -> R {
         V::Int(n) | V::Num(n) => format_number(*n),
         V::Str(_) => return Ok(a.take(0)),
         _ => {
-            return Err(a.wrong(
-                0,
-                "a value of type null or boolean or number or string",
-            ));
+            return Err(a.wrong(0, "a value of type null or boolean or number or string"));
         }
     };
     Ok(Value::str(text))

@@ -99,8 +99,25 @@ fn text_numbers_follow_binary64() {
 #[test]
 fn text_must_hold_exactly_one_strict_value() {
     for bad in [
-        "", "  ", "01", "-", "1.", ".5", "1e", "+1", "[1,]", "{\"a\":1,}", "[1] 2", "nul",
-        "\"a\nb\"", "{a:1}", "'a'", "[1 2]", "\"\\x\"", "NaN", "\u{feff}1",
+        "",
+        "  ",
+        "01",
+        "-",
+        "1.",
+        ".5",
+        "1e",
+        "+1",
+        "[1,]",
+        "{\"a\":1,}",
+        "[1] 2",
+        "nul",
+        "\"a\nb\"",
+        "{a:1}",
+        "'a'",
+        "[1 2]",
+        "\"\\x\"",
+        "NaN",
+        "\u{feff}1",
     ] {
         assert!(parse_text(bad).is_err(), "{bad:?} should be malformed");
     }
@@ -132,7 +149,9 @@ fn text_nesting_is_bounded() {
 fn json_number_grammar() {
     assert_eq!(parse_number("1e3"), Some(1000.0));
     assert_eq!(parse_number("-0.5E-2"), Some(-0.005));
-    for bad in ["", " 1", "1 ", "01", "1.", "+1", "0x10", "1e400", "Infinity", "1_0"] {
+    for bad in [
+        "", " 1", "1 ", "01", "1.", "+1", "0x10", "1e400", "Infinity", "1_0",
+    ] {
         assert_eq!(parse_number(bad), None, "{bad:?}");
     }
 }
@@ -192,10 +211,19 @@ fn data_values_need_exactly_their_fields_in_any_order() {
 fn decoding_failures_carry_their_paths() {
     let m = machine();
     let cases = [
-        (r#"{"items": [1, 2, {"$constructor": "m.x"}]}"#, r#"$.items[2]: unknown constructor "m.x""#),
-        (r#"[{"$redacted": true}]"#, "$[0]: a redacted value cannot be decoded"),
+        (
+            r#"{"items": [1, 2, {"$constructor": "m.x"}]}"#,
+            r#"$.items[2]: unknown constructor "m.x""#,
+        ),
+        (
+            r#"[{"$redacted": true}]"#,
+            "$[0]: a redacted value cannot be decoded",
+        ),
         (r#"{"a": {"$ref": 3}}"#, r#"$.a: "$ref" must be a string"#),
-        (r#"{"$constructor": 1}"#, r#"$: "$constructor" must be a string"#),
+        (
+            r#"{"$constructor": 1}"#,
+            r#"$: "$constructor" must be a string"#,
+        ),
         (r#"{"$agent": "m.nope"}"#, r#"$: unknown agent "m.nope""#),
         (r#"{"$closure": 99}"#, "$: unknown closure 99"),
         (r#"{"$tool": "t"}"#, "$: malformed tool reference"),
@@ -203,7 +231,10 @@ fn decoding_failures_carry_their_paths() {
             r#"{"$constructor": "wire.point", "value": {"x": {"$redacted": true}, "y": 1}}"#,
             "$.x: a redacted value cannot be decoded",
         ),
-        (r#"{"$$a": {"$redacted": true}}"#, "$.$a: a redacted value cannot be decoded"),
+        (
+            r#"{"$$a": {"$redacted": true}}"#,
+            "$.$a: a redacted value cannot be decoded",
+        ),
     ];
     for (text, reason) in cases {
         assert_eq!(decode_text(&m, text).expect_err(text), reason, "{text}");
@@ -222,12 +253,17 @@ fn the_first_reserved_key_in_priority_order_classifies() {
 fn trees_round_trip_through_the_wire() {
     let m = machine();
     let c = JsonCtors::of(&m).expect("json constructors");
-    let point = decode_text(&m, r#"{"$constructor":"wire.point","value":{"x":1,"y":2}}"#)
-        .expect("point");
+    let point =
+        decode_text(&m, r#"{"$constructor":"wire.point","value":{"x":1,"y":2}}"#).expect("point");
     let mut r = Record::new();
     r.insert("$kind".into(), Value::str("raw"));
     r.insert("Content-Type".into(), Value::str("text/plain"));
-    let value = Value::array(vec![point, Value::record(r), Value::num(6.0), Value::int(1.0)]);
+    let value = Value::array(vec![
+        point,
+        Value::record(r),
+        Value::num(6.0),
+        Value::int(1.0),
+    ]);
     let tree = encode_tree(&c, &value).expect("finite");
     assert_eq!(
         stringify_tree(&tree).expect("finite"),
@@ -292,8 +328,11 @@ fn values_conform_through_the_validator() {
         failures_message(&conform(&v, &schema)),
         "$.x: expected a value of type integer, got a value of type string; $.tags[0]: expected a value of type string, got a value of type integer"
     );
-    let point = decode_text(&m, r#"{"$constructor":"wire.point","value":{"x":1,"y":2.5}}"#)
-        .expect("point");
+    let point = decode_text(
+        &m,
+        r#"{"$constructor":"wire.point","value":{"x":1,"y":2.5}}"#,
+    )
+    .expect("point");
     let schema = json!({
         "type": "object",
         "properties": {

@@ -95,16 +95,16 @@ impl Parser<'_> {
     fn location(&self, at: usize) -> String {
         let before = self.text.get(..at).unwrap_or(self.text);
         let line = before.matches('\n').count() + 1;
-        let column = before
-            .rsplit('\n')
-            .next()
-            .map_or(0, |l| l.chars().count())
-            + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         format!("line {line}, column {column}")
     }
 
     fn unexpected(&self, context: &str) -> String {
-        match self.text.get(self.pos..).and_then(|rest| rest.chars().next()) {
+        match self
+            .text
+            .get(self.pos..)
+            .and_then(|rest| rest.chars().next())
+        {
             None => format!("unexpected end of input {context}"),
             Some(c) => format!(
                 "unexpected character {} {context} at {}",

@@ -140,7 +140,7 @@ pub fn encode_tree(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
         }
         V::Callable(_) => {
             let text = to_wire(value, Privacy::Reveal).map_err(|_| TreeError::NonFinite)?;
-            let json = serde_json::from_str(&text).map_err(|_| TreeError::NotTree)?;
+            let json = super::text::parse_text(&text).map_err(|_| TreeError::NotTree)?;
             json_to_tree(c, &json)
         }
     };
@@ -247,17 +247,12 @@ pub fn tree_to_json(tree: &Value) -> Result<serde_json::Value, TreeError> {
         Node::Null => serde_json::Value::Null,
         Node::Bool(b) => serde_json::Value::Bool(b),
         Node::Int(n) if n.is_finite() => serde_json::Value::Number(super::text::number(n)),
-        Node::Num(n) => {
-            serde_json::Value::Number(Number::from_f64(n).ok_or(TreeError::NonFinite)?)
-        }
+        Node::Num(n) => serde_json::Value::Number(Number::from_f64(n).ok_or(TreeError::NonFinite)?),
         Node::Int(_) => return Err(TreeError::NonFinite),
         Node::Str(s) => serde_json::Value::String(s.to_string()),
-        Node::Array(items) => serde_json::Value::Array(
-            items
-                .iter()
-                .map(tree_to_json)
-                .collect::<Result<_, _>>()?,
-        ),
+        Node::Array(items) => {
+            serde_json::Value::Array(items.iter().map(tree_to_json).collect::<Result<_, _>>()?)
+        }
         Node::Object(entries) => {
             let mut map = Map::new();
             for (k, v) in entries.iter() {

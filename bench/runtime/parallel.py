@@ -1,0 +1,22 @@
+# The `parallel for` of parallel.kt as a plain sequential loop: CPython's GIL keeps threads from
+# running this CPU-bound work in parallel (a ThreadPoolExecutor only adds overhead), so the
+# sequential loop is the fastest CPython equivalent.
+import sys
+
+
+def work(seed):
+    acc = seed
+    for j in range(1000):
+        acc = (acc * 31 + j) % 1000003
+    return acc
+
+
+def main(n=1000):
+    results = [work(i) for i in range(n)]
+    total = 0
+    for r in results:
+        total = total + r
+    return total
+
+
+print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))

@@ -1,0 +1,4 @@
+agent main() -> integer {
+  let caught = prelude.catch(body = agent () -> integer { 1 })
+  1
+}

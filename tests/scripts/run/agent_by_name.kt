@@ -1,0 +1,3 @@
+agent main() -> string { "main" }
+
+agent other() -> string { "other" }

@@ -1,0 +1,1 @@
+agent main(name: string, times: integer ?= 2, tags: array[string] | null ?= null) -> string { name }

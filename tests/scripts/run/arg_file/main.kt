@@ -1,0 +1,3 @@
+agent main(name: string, times: integer) -> string {
+  string.repeat(value = name, count = times)
+}

@@ -1,0 +1,1 @@
+agent main(n: integer) -> integer { n }

@@ -1,0 +1,3 @@
+agent main() -> string {
+  "say \"hi\"\n\tand go"
+}

@@ -1,0 +1,3 @@
+agent identity[T](value: T) -> T { value }
+
+agent main() -> integer { identity(value = 1) }

@@ -1,0 +1,3 @@
+agent main() -> string { "hello" }
+
+agent helper(n: integer) -> integer { n + 1 }

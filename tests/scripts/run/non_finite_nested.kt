@@ -1,0 +1,3 @@
+agent main() -> { values: array[number] } {
+  { values = [1.5, -1e308 * 10.0] }
+}

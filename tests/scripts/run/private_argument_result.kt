@@ -1,0 +1,3 @@
+agent main(token: string of private) -> string of private {
+  token
+}

@@ -1,0 +1,1 @@
+agent main(name: string) -> string { name }
