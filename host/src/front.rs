@@ -16,7 +16,7 @@ pub fn load(entry: &Path) -> (Program, Checked) {
     load_with(entry, &RuntimeNatives(&table))
 }
 
-/// [`load`] with the natives the checker should consider registered (K5002).
+/// [`load()`] with the natives the checker should consider registered (K5002).
 pub fn load_with(entry: &Path, natives: &dyn check::Natives) -> (Program, Checked) {
     let mut program = load::load_program(entry, &DiskFs, &prelude());
     let checked = check::check_program(&program, natives);
