@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the seed corpus of the `front_end` fuzz target in fuzz/corpus/front_end (git-ignored)
-# from the example programs, the prelude files and the golden test scripts, plus two small
-# multi-file projects in the target's `==> PATH` format. Existing corpus entries are kept.
+# Builds the seed corpus of the fuzz targets in fuzz/corpus/front_end (git-ignored; the `check`
+# target uses the same folder) from the example programs, the prelude files and the golden test
+# scripts, plus two small multi-file projects in the targets' `==> PATH` format. Existing corpus
+# entries are kept.
 set -euo pipefail
 cd "$(dirname "$0")"
 out=corpus/front_end

@@ -35,7 +35,7 @@ impl check::Natives for RuntimeNatives<'_> {
 }
 
 /// The embedded prelude in the form the loader takes.
-fn prelude() -> Vec<PreludeSource<'static>> {
+pub fn prelude() -> Vec<PreludeSource<'static>> {
     katari_prelude::FILES
         .iter()
         .map(|file| PreludeSource {

@@ -27,7 +27,7 @@ use crate::paths::Paths;
 
 /// The stack of the thread that evaluates a run: deep recursion ends in the `call depth limit
 /// exceeded` panic long before it is used up.
-const MAIN_STACK: usize = 1024 * 1024 * 1024;
+pub(crate) const MAIN_STACK: usize = 1024 * 1024 * 1024;
 
 /// How long a run may take to notice Ctrl-C before the process ends itself: the evaluator
 /// polls at every call and iteration, but a native blocked in the network does not.
@@ -332,7 +332,7 @@ fn entry_agent(program: &Program, name: &str) -> Result<DeclRef, Diagnostic> {
 }
 
 /// Return-type facts of every request the program declares, by qualified name.
-fn answer_shapes(program: &Program, checked: &Checked) -> HashMap<String, AnswerShape> {
+pub(crate) fn answer_shapes(program: &Program, checked: &Checked) -> HashMap<String, AnswerShape> {
     let mut shapes = HashMap::new();
     for (mi, module) in program.modules.iter().enumerate() {
         for (di, decl) in module.ast.decls.iter().enumerate() {
@@ -367,7 +367,7 @@ fn result_text(value: &Value, json: bool) -> Result<String, Failure> {
 }
 
 /// The message and status of a failed run (§10.2).
-fn failure(c: Control) -> Failure {
+pub(crate) fn failure(c: Control) -> Failure {
     let redacted = |v: &Value| to_wire(v, Privacy::Redact).unwrap_or_else(|_| "null".into());
     match c {
         Control::Throw(v) => failed(format!("throw: {}", redacted(&v))),

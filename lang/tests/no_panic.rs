@@ -429,7 +429,7 @@ fn programs() -> &'static [(PathBuf, String)] {
 /// declaration: the grammar is a sequence of declarations, so that text is also the truncation of
 /// a valid program, and the parser handles each declaration on its own anyway (§4.4), so nothing
 /// is lost by leaving out the declarations before it, while the test stays fast.
-/// `FRONT_END_EVERY_CHAR=1` cuts the whole file at every character instead (a minute or two in a
+/// `FRONT_END_EVERY_CHAR=1` cuts the whole file at every character instead (about four minutes in a
 /// debug build).
 #[test]
 fn every_prefix_of_every_valid_program() {

@@ -139,6 +139,7 @@ impl Ctx {
         if self.stopped() {
             return Err(ctl(Control::Interrupted));
         }
+        self.step(m)?;
         for p in &f.params {
             if let Some(pat) = &p.pattern {
                 let value = std::mem::replace(&mut frame[p.slot as usize], Value::NULL);
@@ -188,6 +189,16 @@ impl Ctx {
 
     fn stopped(&self) -> bool {
         self.m.interrupted.load(Ordering::Relaxed) || self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// Counts a call or iteration against the machine's step limit.
+    #[inline(always)]
+    fn step(&mut self, m: &Machine) -> Result<(), Ctl> {
+        self.steps += 1;
+        if m.step_limit != 0 && self.steps > m.step_limit {
+            return Err(ctl(Control::Failed("step limit exceeded".into())));
+        }
+        Ok(())
     }
 
     // -------------------------------------------------------------------------------------
@@ -558,6 +569,7 @@ impl Ctx {
                 if self.stopped() {
                     return Err(ctl(Control::Interrupted));
                 }
+                self.step(m)?;
                 let item = item.clone().with_private(source.private);
                 if !self.bind(frame, &f.pat, &item) {
                     return Err(self.raise_panic(m, "pattern did not match".into()));

@@ -185,6 +185,7 @@ pub fn lower(program: &Program, checked: &Checked, table: &NativeTable, deferred
         interrupted: AtomicBool::new(false),
         closures: Mutex::new(HashMap::new()),
         max_depth: 20_000,
+        step_limit: 0,
     }
 }
 

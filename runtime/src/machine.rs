@@ -74,6 +74,9 @@ pub struct Machine {
     pub closures: Mutex<HashMap<u64, Value>>,
     /// The deepest nesting of calls allowed before the `call depth limit exceeded` panic.
     pub max_depth: u32,
+    /// When not zero, the number of calls and loop iterations after which a run stops with
+    /// `step limit exceeded` (for fuzzing and tests; ordinary runs have no limit).
+    pub step_limit: u64,
 }
 
 impl Machine {
@@ -95,6 +98,7 @@ impl Machine {
             interrupted: AtomicBool::new(false),
             closures: Mutex::new(HashMap::new()),
             max_depth: 20_000,
+            step_limit: 0,
         })
     }
 }
@@ -129,6 +133,8 @@ pub struct Ctx {
     pub(crate) cancel: Option<Arc<AtomicBool>>,
     /// Frames of finished calls, kept for their allocations.
     pub(crate) pool: Vec<Vec<Value>>,
+    /// Calls and iterations so far, against [`Machine::step_limit`].
+    pub(crate) steps: u64,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -142,7 +148,7 @@ static THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 impl Ctx {
     pub fn new(m: Arc<Machine>) -> Ctx {
         let thread = THREADS.fetch_add(1, Ordering::Relaxed);
-        Ctx { m, handlers: None, depth: 0, next_id: thread << 40, cancel: None, pool: Vec::new() }
+        Ctx { m, handlers: None, depth: 0, next_id: thread << 40, cancel: None, pool: Vec::new(), steps: 0 }
     }
 
     /// A context for a parallel branch: same handlers, fresh ids.
