@@ -13,7 +13,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
     version,
     propagate_version = true,
     about = "Runs and checks katari agent scripts.",
-    after_help = "Bare `katari` will start the REPL once it exists; for now it prints this help and exits with status 2."
+    after_help = "Bare `katari` starts the REPL on a terminal; otherwise it prints this help and exits with status 2."
 )]
 pub struct Cli {
     /// When to colour output.
@@ -47,6 +47,12 @@ pub enum Command {
         Diagnostics are printed on stderr, or with --format json as one JSON object per line on \
         stdout. The exit status is 0 when there are no errors (warnings allowed) and 2 otherwise.")]
     Check(CheckArgs),
+    /// Start the interactive REPL (plain, without prompts, when stdin is not a terminal).
+    #[command(long_about = "Start the interactive REPL: declarations, `let`s and expressions are \
+        checked and evaluated as they are entered; .help lists the commands.\n\n\
+        With stdin not a terminal, inputs are read and evaluated in turn without prompts; the \
+        exit status is 1 when any input produced an error.")]
+    Repl,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod cli;
 mod front;
 mod host;
 mod paths;
+mod repl;
 mod run;
 
 use std::io::{self, IsTerminal, Write};
@@ -20,10 +21,17 @@ fn main() -> ExitCode {
     let no_color = std::env::var_os("NO_COLOR");
     let stderr_color = cli::use_color(color, io::stderr().is_terminal(), no_color.as_ref());
     match command {
+        // Bare `katari` starts the REPL on a terminal, and is a usage error otherwise (§2.1).
+        None if io::stdin().is_terminal() && io::stdout().is_terminal() => {
+            ExitCode::from(repl::run(true, stderr_color))
+        }
         None => {
-            // The REPL comes later; until then bare `katari` is a usage error (`host.md` §2.1).
             let _ = io::stderr().write_all(cli::usage().as_bytes());
             ExitCode::from(2)
+        }
+        Some(Command::Repl) => {
+            let terminal = io::stdin().is_terminal() && io::stdout().is_terminal();
+            ExitCode::from(repl::run(terminal, stderr_color))
         }
         Some(Command::Run(args)) => {
             let opts = run::RunOptions {

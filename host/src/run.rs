@@ -103,6 +103,9 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
     };
     let table = katari_prelude::natives::table();
     let (program, checked) = front::load_with(&opts.file, &front::RuntimeNatives(&table));
+    // The process ends right after the run: freeing the program's trees would only cost time.
+    let program = std::mem::ManuallyDrop::new(program);
+    let checked = std::mem::ManuallyDrop::new(checked);
     let agent = opts.agent.as_deref().unwrap_or("main");
     let entry = checked_entry(&program, agent, opts.color).ok_or_else(|| usage(""))?;
     let qualified = program

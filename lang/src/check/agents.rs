@@ -123,12 +123,11 @@ impl Checker<'_> {
         ret: Option<&ast::Type>,
         row: Option<&ast::Type>,
     ) -> Written {
-        let lower_ret = |this: &mut Self, t: &ast::Type| {
-            let before = this.lower_failures;
-            let ty = this.lower_ty(scope, t);
-            (this.lower_failures == before).then_some((ty, t.span))
-        };
-        let ret = ret.and_then(|t| lower_ret(self, t));
+        let ret = ret.and_then(|t| {
+            let before = self.lower_failures;
+            let ty = self.lower_ty(scope, t);
+            (self.lower_failures == before).then_some((ty, t.span))
+        });
         let row = row.and_then(|t| {
             let before = self.lower_failures;
             let lowered = self.lower_row(scope, t);

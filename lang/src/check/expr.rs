@@ -103,11 +103,13 @@ impl Checker<'_> {
                         "conditions must be booleans",
                     );
                 }
+                let marks = self.marks(ctx);
                 let a = self.block(ctx, then);
                 let b = match otherwise {
                     Some(o) => self.expr(ctx, o),
                     None => Ty::null(),
                 };
+                self.private_control(ctx, &c, cond.span, marks, "condition");
                 let joined = self.join_reporting(ctx.file, e.span, &a, &b);
                 // A private condition makes the result private (§7.7 rule 4).
                 joined.clone().with_attr(joined.attr.join(c.attr))
@@ -329,8 +331,9 @@ impl Checker<'_> {
         }
     }
 
-    /// A row that names a request next to an effect generic (`with E | prelude.throw[Err]`)
-    /// reserves that request's entry: an explicit `E` containing it is K3001 (`prelude.md` §3).
+    /// A parameter row that names a request next to an effect generic (`with E |
+    /// prelude.throw[Err]`) reserves that request's entry: an explicit `E` containing it is K3001
+    /// (§7.4, `prelude.md` §3).
     fn check_separate_entries(
         &mut self,
         file: FileId,
@@ -338,13 +341,14 @@ impl Checker<'_> {
         sig: &AgentSig,
         args: &[GenArg],
     ) {
-        let mut rows = vec![sig.row.clone()];
+        // Only parameter rows: the callee's own row (`with E | prelude.throw[call_error]`) may
+        // well receive more of the same request through `E`.
+        let mut rows = Vec::new();
         let mut collect = |t: &Ty| {
             if let TyKind::Agent(a) = &t.kind {
                 rows.push(a.row.clone());
             }
         };
-        sig.ret.walk(&mut collect);
         for p in &sig.params {
             p.ty.walk(&mut collect);
         }
@@ -456,6 +460,7 @@ impl Checker<'_> {
         let source = self.expr(ctx, &f.source);
         let elem = self.element_type(ctx, f.source.span, &source);
         let vars = self.var_bindings(ctx, &f.vars);
+        let marks = self.marks(ctx);
         self.bind_pattern(ctx, &f.pattern, &elem, true);
         ctx.targets.push(Target {
             span,
@@ -465,6 +470,7 @@ impl Checker<'_> {
             vars,
         });
         let fall = self.block(ctx, &f.body);
+        self.private_control(ctx, &source, f.source.span, marks, "source");
         let target = ctx.targets.pop();
         let (nexts, breaks) = target.map(|t| (t.nexts, t.breaks)).unwrap_or_default();
         let mut lat = self.lattice();
@@ -560,6 +566,7 @@ impl Checker<'_> {
 
     fn match_expr(&mut self, ctx: &mut Ctx, subject: &Expr, arms: &[ast::Arm]) -> Ty {
         let subject_ty = self.expr(ctx, subject);
+        let marks = self.marks(ctx);
         let mut residual = subject_ty.clone();
         let mut seen_true = false;
         let mut seen_false = false;
@@ -584,6 +591,7 @@ impl Checker<'_> {
                 residual = self.lattice().join_all(&kept);
             }
         }
+        self.private_control(ctx, &subject_ty, subject.span, marks, "scrutinee");
         if !residual.is_never() && !residual.is_error() && !subject_ty.is_never() {
             let shown = self.render(&residual);
             self.error(
@@ -597,6 +605,64 @@ impl Checker<'_> {
         }
         // A private scrutinee makes the result private (§7.7 rule 4).
         result.clone().with_attr(result.attr.join(subject_ty.attr))
+    }
+}
+
+/// How far the operations, jumps and jump targets of a body had got at some point.
+#[derive(Clone, Copy)]
+pub(crate) struct Marks {
+    performed: usize,
+    escapes: usize,
+    targets: usize,
+}
+
+impl Checker<'_> {
+    fn marks(&self, ctx: &Ctx) -> Marks {
+        Marks {
+            performed: ctx.performed.len(),
+            escapes: ctx.escapes.len(),
+            targets: ctx.targets.len(),
+        }
+    }
+
+    /// §7.7 rule 4: outside the private world, an `if`, `match` or `for` whose condition,
+    /// scrutinee or source is private must not perform effects or jump out (K3001), since both
+    /// would reveal the secret.
+    fn private_control(
+        &mut self,
+        ctx: &Ctx,
+        guard: &Ty,
+        guard_span: Span,
+        since: Marks,
+        what: &str,
+    ) {
+        if ctx.private || !guard.attr.is_private() {
+            return;
+        }
+        let effect = ctx
+            .performed
+            .get(since.performed..)
+            .and_then(|p| p.first())
+            .map(|(_, span)| (*span, "an effect"));
+        let jump = || {
+            let escapes = ctx.escapes.get(since.escapes..)?;
+            let e = escapes
+                .iter()
+                .find(|e| e.target.is_none_or(|t| t < since.targets))?;
+            Some((e.span, "a jump"))
+        };
+        let Some((span, kind)) = effect.or_else(jump) else {
+            return;
+        };
+        let d = self
+            .error(Code::K3001, ctx.file, span, format!("{kind} cannot depend on a private {what}"))
+            .set_label(format!("this runs only for some values of the private {what}"))
+            .set_help("compute a value from the secret first (pure code may), or move this into a `private agent`");
+        d.secondary.push(crate::diag::Label {
+            file: ctx.file,
+            span: guard_span,
+            message: format!("this {what} is private"),
+        });
     }
 }
 

@@ -80,7 +80,12 @@ impl Checker<'_> {
             t.span,
             format!("expected {}, found {}", expected.word(), found.word()),
         )
-        .set_label(format!("this is {}", found.word()));
+        .set_label(format!("this is {}", found.word()))
+        .set_help(match expected {
+            Kind::Type => "a type is written here, such as `integer`, `array[T]` or a data type",
+            Kind::Effect => "an effect row is written here: `pure`, `io`, `all`, request names or an effect generic",
+            Kind::Attribute => "an attribute is written here: `public`, `private` or an attribute generic",
+        });
         self.failed(expected)
     }
 

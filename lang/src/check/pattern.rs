@@ -28,7 +28,9 @@ impl Checker<'_> {
                 p.span,
                 format!("this pattern does not match every value of `{shown}`"),
             )
-            .set_label(format!("this pattern can fail on a `{shown}`"))
+            .set_label(format!(
+                "some values of `{shown}` do not match this pattern"
+            ))
             .set_help("use `match` for patterns that may fail");
         }
     }
@@ -550,7 +552,10 @@ fn tag_matches(tag: FilterTag, m: &Ty) -> bool {
             | (FilterTag::String, TyKind::String)
             | (FilterTag::File, TyKind::File)
             | (FilterTag::Array, TyKind::Seq { .. })
-            | (FilterTag::Record, TyKind::Object { .. } | TyKind::Data { .. })
+            | (
+                FilterTag::Record,
+                TyKind::Object { .. } | TyKind::Data { .. }
+            )
             | (FilterTag::Agent, TyKind::Agent(_))
             | (_, TyKind::Unknown | TyKind::Error)
     )

@@ -187,7 +187,10 @@ fn write_ty_unguarded(env: &dyn TyEnv, ty: &Ty, out: &mut String, tight: bool) {
             }
             // Canonical order (§7.3), except that `null` is written last: `integer | null`, as
             // §10.5 shows and as nullable types are written.
-            let ordered = members.iter().filter(|m| !matches!(m.kind, TyKind::Null)).chain(members.iter().filter(|m| matches!(m.kind, TyKind::Null)));
+            let ordered = members
+                .iter()
+                .filter(|m| !matches!(m.kind, TyKind::Null))
+                .chain(members.iter().filter(|m| matches!(m.kind, TyKind::Null)));
             for (i, m) in ordered.enumerate() {
                 if i > 0 {
                     out.push_str(" | ");

@@ -71,7 +71,12 @@ impl<'a> Lattice<'a> {
             return a.clone();
         }
         if a.is_unknown() || b.is_unknown() {
-            return Ty::unknown().with_attr(a.attr.join(b.attr));
+            // `unknown` absorbs the other side, which may hold private members.
+            let attr = [a, b]
+                .iter()
+                .flat_map(|t| t.members())
+                .fold(a.attr.join(b.attr), |acc, m| acc.join(m.attr));
+            return Ty::unknown().with_attr(attr);
         }
         let mut members: Vec<Ty> = Vec::new();
         for m in a.members().iter().chain(b.members()) {
@@ -914,5 +919,99 @@ impl<'a> Lattice<'a> {
         if let Some(b) = self.bounds.as_deref_mut() {
             b.row_lower.entry(v).or_default().push(row);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An environment without declarations: enough for structural types.
+    struct NoDecls;
+
+    impl TyEnv for NoDecls {
+        fn qualified_name(&self, _: DeclId) -> String {
+            "m.d".to_string()
+        }
+        fn data_fields(&self, _: DeclId, _: &[GenArg]) -> Vec<Field> {
+            Vec::new()
+        }
+        fn variances(&self, _: DeclId) -> Vec<Variance> {
+            Vec::new()
+        }
+        fn generic_name(&self, g: GenericId) -> String {
+            format!("G{}", g.0)
+        }
+        fn generic_bound(&self, _: GenericId) -> Ty {
+            Ty::unknown()
+        }
+    }
+
+    #[test]
+    fn the_error_type_is_top_and_bottom() {
+        let mut lat = Lattice::new(&NoDecls);
+        assert!(lat.sub(&Ty::error(), &Ty::integer()));
+        assert!(lat.sub(&Ty::string(), &Ty::error()));
+        assert!(lat.sub(&Ty::unknown().with_attr(Attr::Private), &Ty::error()));
+        assert!(lat.join(&Ty::error(), &Ty::integer()).is_error());
+        assert!(lat.join(&Ty::unknown(), &Ty::error()).is_error());
+        assert!(lat.meet(&Ty::string(), &Ty::error()).is_error());
+        let union = lat.join(&Ty::null(), &Ty::array(Ty::error()));
+        assert!(lat.sub(&Ty::array(Ty::string()), &union));
+    }
+
+    #[test]
+    fn empty_sequences_and_closed_records_give_never_as_a_lower_bound() {
+        let mut bounds = Bounds::default();
+        let (t, r) = (InferId(1), InferId(2));
+        {
+            let mut lat = Lattice::inferring(&NoDecls, &mut bounds);
+            assert!(lat.sub(&Ty::tuple(Vec::new()), &Ty::array(Ty::infer(t))));
+            assert!(lat.sub(
+                &Ty::object(Vec::new(), Rest::Closed),
+                &Ty::record(Ty::infer(r))
+            ));
+        }
+        assert_eq!(bounds.lower.get(&t), Some(&vec![Ty::never()]));
+        assert_eq!(bounds.lower.get(&r), Some(&vec![Ty::never()]));
+    }
+
+    #[test]
+    fn a_union_parameter_matches_the_member_of_the_arguments_layer() {
+        let mut bounds = Bounds::default();
+        let t = InferId(1);
+        let agent = |param: Ty| {
+            Ty::agent(
+                Ty::object(
+                    vec![Field {
+                        name: "value".into(),
+                        ty: param,
+                        optional: false,
+                    }],
+                    Rest::Open,
+                ),
+                Ty::integer(),
+                Row::pure(),
+            )
+        };
+        {
+            let mut lat = Lattice::inferring(&NoDecls, &mut bounds);
+            let nullable = lat.join(&agent(Ty::infer(t)), &Ty::null());
+            assert!(lat.sub(&agent(Ty::string()), &nullable));
+            assert!(!lat.sub(&Ty::integer(), &nullable));
+        }
+        assert_eq!(bounds.upper.get(&t), Some(&vec![Ty::string()]));
+        assert!(bounds.lower.get(&t).is_none());
+    }
+
+    #[test]
+    fn unions_normalise_by_layer_and_keep_the_most_private_attribute() {
+        let mut lat = Lattice::new(&NoDecls);
+        assert_eq!(lat.join(&Ty::integer(), &Ty::number()), Ty::number());
+        let secret = Ty::string().with_attr(Attr::Private);
+        let nullable = lat.join(&secret, &Ty::null());
+        let joined = lat.join(&nullable, &Ty::unknown());
+        assert!(joined.is_unknown());
+        assert_eq!(joined.attr, Attr::Private);
     }
 }

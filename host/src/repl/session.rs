@@ -1,0 +1,763 @@
+//! The REPL's language-mode session (`host.md` §12.2): the declarations and `let`s entered so
+//! far, kept as source text, and the evaluation of one input against them.
+//!
+//! Every input is checked as part of a synthetic module `repl` (file `repl.kt`, shown as
+//! `<repl:N>` in diagnostics) made of the session's declarations and, for an expression, an
+//! agent `__eval` whose body replays the session's `let`s and ends with the input. The module
+//! is loaded through an overlay of the real file system, so `import` of files on disk works.
+//!
+//! Limitation: the `let`s are replayed (re-evaluated) before every later input, so a `let`
+//! whose initialiser has effects repeats them.
+
+use std::io::{self, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, Weak};
+
+use katari_lang::ast::Decl;
+use katari_lang::check::{self, Checked};
+use katari_lang::load::{self, FileSystem, ModuleId, Program};
+use katari_lang::parser;
+use katari_lang::query;
+use katari_lang::render;
+use katari_lang::resolve::DeclRef;
+use katari_lang::diag::Label;
+use katari_lang::source::{FileId, SourceFile, SourceMap, Span};
+use katari_runtime::control::Control;
+use katari_runtime::machine::{Ctx, Machine};
+use katari_runtime::value::{Privacy, to_wire};
+
+use crate::front::{self, DiskFs, RuntimeNatives};
+use crate::host::{Answers, CliHost};
+use crate::paths::Paths;
+use crate::run;
+
+/// The synthetic module's file, relative to the working directory.
+const FILE: &str = "repl.kt";
+/// The synthetic agent an expression is evaluated in.
+const EVAL: &str = "__eval";
+
+/// The machine of the evaluation in progress, for Ctrl-C to cancel it.
+pub static RUNNING: Mutex<Option<Weak<Machine>>> = Mutex::new(None);
+
+/// One declaration of the session, in its source text (with its doc).
+#[derive(Clone, Debug)]
+struct Entry {
+    /// The declared name; `None` for an import (keyed by its text).
+    name: Option<String>,
+    text: String,
+}
+
+/// A loaded and checked synthetic program.
+pub struct Built {
+    pub program: Program,
+    pub checked: Checked,
+    /// The byte range of the synthetic text that the current input became: diagnostics there
+    /// are shown against the input, numbered from its first line.
+    region: Option<Range<usize>>,
+}
+
+impl Built {
+    /// The synthetic module.
+    pub fn module(&self) -> ModuleId {
+        self.program.entry
+    }
+
+    /// The synthetic module's file.
+    pub fn file(&self) -> Option<FileId> {
+        self.program.module(self.program.entry).map(|m| m.file)
+    }
+
+    /// The top-level declaration of the synthetic module with this name.
+    fn decl(&self, name: &str) -> Option<DeclRef> {
+        let module = self.program.module(self.program.entry)?;
+        let index = module
+            .ast
+            .decls
+            .iter()
+            .position(|d| d.name().is_some_and(|n| n.text == name))?;
+        Some(DeclRef {
+            module: self.program.entry,
+            index: index as u32,
+        })
+    }
+
+    fn errors(&self) -> bool {
+        self.program.has_errors()
+    }
+}
+
+/// The language-mode session.
+pub struct Session {
+    decls: Vec<Entry>,
+    /// `let` statements, with the name each binds (when it is a plain name).
+    lets: Vec<(Option<String>, String)>,
+    loaded: Vec<PathBuf>,
+    inputs: usize,
+    color: bool,
+    /// Whether any input produced an error (the exit status of plain mode).
+    pub had_error: bool,
+    /// The last program that checked cleanly, for completion.
+    pub last: Option<Arc<Built>>,
+}
+
+/// What an input asked the REPL to do next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    Continue,
+    Exit,
+}
+
+impl Session {
+    pub fn new(color: bool) -> Session {
+        let mut s = Session {
+            decls: Vec::new(),
+            lets: Vec::new(),
+            loaded: Vec::new(),
+            inputs: 0,
+            color,
+            had_error: false,
+            last: None,
+        };
+        s.refresh();
+        s
+    }
+
+    /// Names bound by the session's `let`s, in order.
+    pub fn let_names(&self) -> Vec<String> {
+        self.lets.iter().filter_map(|(n, _)| n.clone()).collect()
+    }
+
+    /// Whether `input` ended too early and more lines should be read (§12.2 rule 3).
+    pub fn incomplete(input: &str) -> bool {
+        let trimmed = input.trim();
+        if trimmed.is_empty() || trimmed.starts_with('.') {
+            return false;
+        }
+        if is_declaration(trimmed) {
+            parser::parse(FileId(0), input).incomplete
+        } else {
+            parser::parse(FileId(0), &format!("agent {EVAL}() {{\n{input}\n}}\n")).incomplete
+        }
+    }
+
+    /// Handles one complete input: a dot command, declarations, a `let`, or an expression.
+    pub fn handle(&mut self, input: &str) -> Next {
+        let trimmed = input.trim();
+        if trimmed.is_empty() {
+            return Next::Continue;
+        }
+        self.inputs += 1;
+        if let Some(command) = trimmed.strip_prefix('.') {
+            return self.command(command);
+        }
+        if is_declaration(trimmed) {
+            self.declare(input, true);
+        } else if let Some(name) = let_name(trimmed) {
+            self.bind(input, name);
+        } else {
+            self.evaluate(input);
+        }
+        Next::Continue
+    }
+
+    fn command(&mut self, command: &str) -> Next {
+        let (name, rest) = match command.split_once(char::is_whitespace) {
+            Some((n, r)) => (n, r.trim()),
+            None => (command, ""),
+        };
+        match name {
+            "help" => out(&help(rest)),
+            "exit" | "quit" => return Next::Exit,
+            "clear" => {
+                self.decls.clear();
+                self.lets.clear();
+                self.loaded.clear();
+                self.refresh();
+                out("(cleared)");
+            }
+            "type" | "effects" if rest.is_empty() => {
+                self.error(&format!(".{name} needs an expression: .{name} EXPR"))
+            }
+            "type" => {
+                if let Some((built, agent)) = self.build_eval(rest) {
+                    let ty = query::result_type_of(&built.program, &built.checked, agent);
+                    out(&format!("{rest} : {}", ty.unwrap_or_else(|| "?".into())));
+                }
+            }
+            "effects" => {
+                if let Some((built, agent)) = self.build_eval(rest) {
+                    let row = query::effects_of(&built.program, &built.checked, agent);
+                    out(&row.unwrap_or_else(|| "pure".into()));
+                }
+            }
+            "doc" if rest.is_empty() => self.error(".doc needs a name: .doc NAME"),
+            "doc" => self.doc(rest),
+            "env" => self.env(),
+            "load" if rest.is_empty() => self.error(".load needs a file: .load FILE"),
+            "load" => {
+                let path = PathBuf::from(rest);
+                if self.load(&path) && !self.loaded.contains(&path) {
+                    self.loaded.push(path);
+                }
+            }
+            "reload" => {
+                for path in self.loaded.clone() {
+                    self.load(&path);
+                }
+                if self.loaded.is_empty() {
+                    out("(no files loaded)");
+                }
+            }
+            _ => {
+                let mut message = format!("Unknown command '.{name}'. See .help");
+                if let Some(near) = suggest(name) {
+                    message.push_str(&format!(" (did you mean .{near}?)"));
+                }
+                self.error(&message);
+            }
+        }
+        Next::Continue
+    }
+
+    /// Adds the declarations of `input` (replacing same-named ones) when they check; prints
+    /// what was defined. Returns whether they were added.
+    fn declare(&mut self, input: &str, announce: bool) -> bool {
+        let parsed = parser::parse(FileId(0), input);
+        if !parsed.diagnostics.iter().any(|d| d.is_error()) && parsed.module.decls.is_empty() {
+            return true;
+        }
+        let mut decls = self.decls.clone();
+        let mut added = Vec::new();
+        let mut pushed = 0;
+        let mut start = 0;
+        for decl in &parsed.module.decls {
+            let end = decl.span().end as usize;
+            let text = input.get(start..end).unwrap_or_default().trim().to_string();
+            start = end;
+            let name = decl.name().map(|n| n.text.to_string());
+            let existed = match &name {
+                Some(n) => decls.iter().any(|e| e.name.as_deref() == Some(n)),
+                None => decls.iter().any(|e| e.text == text),
+            };
+            if existed && name.is_none() {
+                continue;
+            }
+            decls.retain(|e| name.is_none() || e.name != name);
+            if let Some(n) = &name {
+                added.push((n.clone(), kind_word(decl), existed));
+            }
+            decls.push(Entry { name, text });
+            pushed += 1;
+        }
+        let text = module_text(&decls, None);
+        let kept = decls.len() - pushed;
+        let region_start = module_text(&decls[..kept], None).len();
+        let built = self.build(&text, Some(region_start..text.len()));
+        if built.errors() || parsed.diagnostics.iter().any(|d| d.is_error()) {
+            if parsed.diagnostics.iter().any(|d| d.is_error()) {
+                // Syntax errors are reported against the input itself.
+                let mut sources = SourceMap::new();
+                sources.add(SourceFile::new(self.label(), input.to_string()));
+                for d in parsed.diagnostics.iter().filter(|d| d.is_error()) {
+                    self.diagnostic(&render::render(d, &sources, self.color));
+                }
+                self.had_error = true;
+            } else {
+                self.report(&built);
+            }
+            return false;
+        }
+        self.decls = decls;
+        if announce {
+            for (name, kind, existed) in &added {
+                let verb = if *existed { "redefined" } else { "defined" };
+                let ty = built.decl(name).and_then(|d| describe(&built, d, kind));
+                match ty {
+                    Some(ty) => out(&format!("{verb} {kind} {name} : {ty}")),
+                    None => out(&format!("{verb} {kind} {name}")),
+                }
+            }
+        }
+        self.last = Some(Arc::new(built));
+        true
+    }
+
+    /// Evaluates a `let` and keeps it when it succeeds: `NAME : TYPE = VALUE`.
+    fn bind(&mut self, input: &str, name: Option<String>) {
+        let tail = match &name {
+            Some(n) => format!("{input}\n{n}"),
+            None => format!("{input}\nnull"),
+        };
+        let Some((built, agent)) = self.build_eval(&tail) else {
+            return;
+        };
+        let ty = query::result_type_of(&built.program, &built.checked, agent).unwrap_or_default();
+        if let Some(value) = self.run(built, agent) {
+            if let Some(n) = &name {
+                out(&format!("{n} : {ty} = {value}"));
+            }
+            self.lets.push((name, input.trim().to_string()));
+        }
+    }
+
+    /// Evaluates an expression or statement: `VALUE : TYPE`.
+    fn evaluate(&mut self, input: &str) {
+        let Some((built, agent)) = self.build_eval(input) else {
+            return;
+        };
+        let ty = query::result_type_of(&built.program, &built.checked, agent).unwrap_or_default();
+        if let Some(value) = self.run(built, agent) {
+            out(&format!("{value} : {ty}"));
+        }
+    }
+
+    /// Builds the session with `body` as the end of the synthetic agent; reports errors.
+    fn build_eval(&mut self, body: &str) -> Option<(Built, DeclRef)> {
+        let lets: Vec<&str> = self.lets.iter().map(|(_, t)| t.as_str()).collect();
+        let head = format!("agent {EVAL}() {{\n{}\n", lets.join("\n"));
+        let eval = format!("{head}{body}\n}}");
+        let text = module_text(&self.decls, Some(&eval));
+        let start = module_text(&self.decls, None).len() + head.len();
+        let built = self.build(&text, Some(start..start + body.len()));
+        if built.errors() {
+            self.report(&built);
+            return None;
+        }
+        let agent = built.decl(EVAL)?;
+        Some((built, agent))
+    }
+
+    /// Lowers and runs the synthetic agent on a big-stack thread; the value's wire JSON, or
+    /// `None` after reporting a failure.
+    fn run(&mut self, built: Built, agent: DeclRef) -> Option<String> {
+        let Built {
+            program,
+            checked,
+            region,
+        } = built;
+        let table = katari_prelude::natives::table();
+        let host = Arc::new(CliHost::new(
+            Paths::from_env(),
+            program.env.clone(),
+            Answers::new(),
+            run::answer_shapes(&program, &checked),
+        ));
+        let machine = Arc::new(katari_runtime::lower::lower(
+            &program,
+            &checked,
+            &table,
+            katari_prelude::natives::deferred,
+            host.clone(),
+        ));
+        let _ = host.machine.set(Arc::downgrade(&machine));
+        let qualified = program.qualified_name(agent).unwrap_or_default();
+        let Some(callee) = machine.by_name.get(qualified.as_str()).cloned() else {
+            self.error("panic: internal: the input did not lower");
+            return None;
+        };
+        set_running(Some(Arc::downgrade(&machine)));
+        let runner = machine.clone();
+        let joined = std::thread::Builder::new()
+            .name("katari-repl".into())
+            .stack_size(run::MAIN_STACK)
+            .spawn(move || Ctx::new(runner).call(&callee, Vec::new()))
+            .map(|handle| handle.join());
+        set_running(None);
+        machine.interrupted.store(false, Ordering::SeqCst);
+        self.last = Some(Arc::new(Built {
+            program,
+            checked,
+            region,
+        }));
+        let result = match joined {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => {
+                self.error("panic: internal: the evaluator crashed");
+                return None;
+            }
+            Err(e) => {
+                self.error(&format!("cannot start the evaluator: {e}"));
+                return None;
+            }
+        };
+        if let Some(message) = host.fatal() {
+            self.error(&message);
+            return None;
+        }
+        match result {
+            Ok(value) => match to_wire(&value, Privacy::Redact) {
+                Ok(text) => Some(text),
+                Err(_) => {
+                    self.error("panic: a non-finite number has no JSON representation");
+                    None
+                }
+            },
+            Err(c) if matches!(*c, Control::Interrupted) => {
+                self.had_error = true;
+                let _ = writeln!(io::stderr(), "^C (cancelled)");
+                None
+            }
+            Err(c) => {
+                let failure = run::failure(*c);
+                self.error(&failure.message);
+                None
+            }
+        }
+    }
+
+    /// `.doc NAME`: the signature and doc of a declaration.
+    fn doc(&mut self, name: &str) {
+        let Some(built) = self.last.clone() else {
+            return;
+        };
+        let found = query::find_decls(&built.program, name, built.module());
+        let docs: Vec<_> = found
+            .iter()
+            .filter_map(|d| query::doc_of(&built.program, &built.checked, *d))
+            .collect();
+        if docs.is_empty() {
+            self.error(&format!("no declaration named `{name}`"));
+            return;
+        }
+        for d in docs {
+            let mut text = format!("{}\n  {}", d.qualified, d.signature);
+            if let Some(doc) = &d.doc {
+                text.push_str(&format!("\n\n{doc}"));
+            }
+            out(&text);
+        }
+    }
+
+    /// `.env`: the bindings with their kinds and types, in definition order.
+    fn env(&mut self) {
+        let Some(built) = self.last.clone() else {
+            return;
+        };
+        let mut rows: Vec<(String, String, String)> = Vec::new();
+        for m in query::declarations(&built.program, &built.checked, built.module()) {
+            if m.name == EVAL {
+                continue;
+            }
+            let ty = query::value_type_of(&built.program, &built.checked, m.decl, None)
+                .or(m.signature.clone())
+                .unwrap_or_default();
+            rows.push((m.name.clone(), m.kind.word().to_string(), ty));
+        }
+        let lets: Vec<String> = self.let_names();
+        for name in lets {
+            let ty = self
+                .build_eval(&name)
+                .and_then(|(b, a)| query::result_type_of(&b.program, &b.checked, a))
+                .unwrap_or_default();
+            rows.push((name, "let".into(), ty));
+        }
+        if rows.is_empty() {
+            out("(no bindings)");
+            return;
+        }
+        let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(4);
+        let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(4);
+        let mut text = format!("{:w0$}  {:w1$}  TYPE", "NAME", "KIND");
+        for (n, k, t) in rows {
+            text.push_str(&format!("\n{n:w0$}  {k:w1$}  {t}"));
+        }
+        out(&text);
+    }
+
+    /// `.load FILE`: adds the file's declarations. Returns whether they were added.
+    fn load(&mut self, path: &Path) -> bool {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let ok = self.declare(&text, true);
+                if ok {
+                    out(&format!("(loaded {})", path.display()));
+                }
+                ok
+            }
+            Err(e) => {
+                self.error(&format!("cannot read {}: {e}", path.display()));
+                false
+            }
+        }
+    }
+
+    /// Rebuilds the declarations alone, for completion and `.doc` after `.clear`.
+    fn refresh(&mut self) {
+        let built = self.build(&module_text(&self.decls, None), None);
+        if !built.errors() {
+            self.last = Some(Arc::new(built));
+        }
+    }
+
+    /// Loads and checks the synthetic module with this text; its file is named `<repl:N>`.
+    fn build(&self, text: &str, region: Option<Range<usize>>) -> Built {
+        let overlay = Overlay {
+            path: load::normalize(Path::new(FILE)),
+            text: text.to_string(),
+        };
+        let table = katari_prelude::natives::table();
+        let mut program = load::load_program(Path::new(FILE), &overlay, &front::prelude());
+        let checked = check::check_program(&program, &RuntimeNatives(&table));
+        program.diagnostics.extend(checked.diagnostics.iter().cloned());
+        let entry_file = program.module(program.entry).map(|m| m.file);
+        let mut sources = SourceMap::new();
+        for (id, file) in program.sources.files() {
+            let path = if Some(id) == entry_file {
+                "<repl>".to_string()
+            } else {
+                file.path.clone()
+            };
+            sources.add(SourceFile::new(path, file.text.clone()));
+        }
+        program.sources = sources;
+        Built {
+            program,
+            checked,
+            region,
+        }
+    }
+
+    fn label(&self) -> String {
+        format!("<repl:{}>", self.inputs.max(1))
+    }
+
+    /// Prints the errors of a program that did not check.
+    fn report(&mut self, built: &Built) {
+        self.had_error = true;
+        let mut sources = built.program.sources.clone();
+        let entry = built.file();
+        // The input as its own file, so that line numbers count from its first line.
+        let input = match (&built.region, entry) {
+            (Some(region), Some(entry)) => {
+                let text = sources.get(entry).text.get(region.clone()).unwrap_or("");
+                let id = sources.add(SourceFile::new(self.label(), text.to_string()));
+                Some((region.clone(), entry, id))
+            }
+            _ => None,
+        };
+        let remap = |label: &mut Label| {
+            if let Some((region, entry, id)) = &input {
+                let (start, end) = (label.span.start as usize, label.span.end as usize);
+                if label.file == *entry && start >= region.start && end <= region.end {
+                    label.file = *id;
+                    label.span = Span::new(start - region.start, end - region.start);
+                }
+            }
+        };
+        for d in built.program.diagnostics.iter().filter(|d| d.is_error()) {
+            let mut d = d.clone();
+            if let Some(label) = d.primary.as_mut() {
+                remap(label);
+            }
+            d.secondary.iter_mut().for_each(remap);
+            self.diagnostic(&render::render(&d, &sources, self.color));
+        }
+    }
+
+    fn diagnostic(&self, rendered: &str) {
+        let mut err = io::stderr().lock();
+        let _ = err.write_all(rendered.as_bytes());
+        let _ = err.flush();
+    }
+
+    fn error(&mut self, message: &str) {
+        self.had_error = true;
+        if !message.is_empty() {
+            let _ = writeln!(io::stderr(), "error: {message}");
+        }
+    }
+}
+
+fn set_running(machine: Option<Weak<Machine>>) {
+    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = machine;
+}
+
+/// Cancels the evaluation in progress, if any; whether there was one.
+pub fn interrupt() -> bool {
+    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match running.and_then(|w| w.upgrade()) {
+        Some(machine) => {
+            machine.interrupted.store(true, Ordering::SeqCst);
+            true
+        }
+        None => false,
+    }
+}
+
+fn out(text: &str) {
+    let mut o = io::stdout().lock();
+    let _ = writeln!(o, "{text}");
+    let _ = o.flush();
+}
+
+/// The synthetic module: the declarations, then the evaluation agent.
+fn module_text(decls: &[Entry], eval: Option<&str>) -> String {
+    let mut text = String::new();
+    for e in decls {
+        text.push_str(&e.text);
+        text.push_str("\n\n");
+    }
+    if let Some(eval) = eval {
+        text.push_str(eval);
+        text.push('\n');
+    }
+    text
+}
+
+/// The word a declaration is acknowledged with.
+fn kind_word(decl: &Decl) -> &'static str {
+    match decl {
+        Decl::Agent(_) | Decl::External(_) | Decl::Primitive(_) => "agent",
+        Decl::Request(_) => "request",
+        Decl::Data(_) => "data",
+        Decl::Synonym(_) => "type",
+        Decl::Import(_) => "import",
+    }
+}
+
+/// `agent (n: integer) -> integer` for a callable, the definition for a data type or synonym.
+fn describe(built: &Built, decl: DeclRef, kind: &str) -> Option<String> {
+    match kind {
+        "agent" | "request" => query::value_type_of(
+            &built.program,
+            &built.checked,
+            decl,
+            Some(built.module()),
+        ),
+        _ => query::signature_of(&built.program, &built.checked, decl),
+    }
+}
+
+/// Whether an input starts with a declaration keyword (or a doc before one).
+fn is_declaration(input: &str) -> bool {
+    let first = input.split(|c: char| !c.is_alphanumeric() && c != '_').next();
+    input.starts_with("@\"")
+        || matches!(
+            first,
+            Some("agent" | "data" | "request" | "type" | "import" | "private")
+        ) && !input.starts_with("agent (")
+            && !input.starts_with("agent(")
+}
+
+/// For a `let`/`var` input: `Some(Some(name))` for a plain name, `Some(None)` for a pattern.
+fn let_name(input: &str) -> Option<Option<String>> {
+    let rest = input
+        .strip_prefix("let ")
+        .or_else(|| input.strip_prefix("var "))?;
+    let name: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    Some(if name.is_empty() { None } else { Some(name) })
+}
+
+/// The dot commands of language mode with one line each.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("help", "commands with one line each; .help COMMAND for one"),
+    ("load", "load and check a .kt file; its top-level names become bound"),
+    ("reload", "load again every file loaded with .load, in order"),
+    ("type", "print the type of EXPR without evaluating it"),
+    ("effects", "print the effect row of EXPR without evaluating it"),
+    ("env", "table of bindings: NAME, KIND, TYPE"),
+    ("doc", "the signature and doc of a declaration, e.g. .doc string.length"),
+    ("clear", "forget all bindings and loaded files"),
+    ("exit", "leave the REPL"),
+];
+
+fn help(command: &str) -> String {
+    let wanted = command.trim_start_matches('.');
+    if !wanted.is_empty() {
+        return match COMMANDS.iter().find(|(n, _)| *n == wanted) {
+            Some((n, h)) => format!(".{n}  {h}"),
+            None => format!("Unknown command '.{wanted}'. See .help"),
+        };
+    }
+    let mut text = String::from(
+        "Enter declarations (agent, data, request, type, import), `let` statements or expressions.\n",
+    );
+    for (n, h) in COMMANDS {
+        text.push_str(&format!("\n  .{n:<8} {h}"));
+    }
+    text
+}
+
+/// The command nearest to an unknown one, within edit distance 2.
+fn suggest(name: &str) -> Option<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|(n, _)| (distance(name, n), *n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(cur + 1).min(row[j] + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The real file system with the synthetic module laid over it.
+struct Overlay {
+    path: PathBuf,
+    text: String,
+}
+
+impl FileSystem for Overlay {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        if load::normalize(path) == self.path {
+            Ok(self.text.clone().into_bytes())
+        } else {
+            DiskFs.read(path)
+        }
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        load::normalize(path) == self.path || DiskFs.is_file(path)
+    }
+
+    fn parent(&self, dir: &Path) -> Option<PathBuf> {
+        DiskFs.parent(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_near_commands() {
+        assert_eq!(suggest("tpye"), Some("type"));
+        assert_eq!(suggest("exot"), Some("exit"));
+        assert_eq!(suggest("zzzzzzz"), None);
+    }
+
+    #[test]
+    fn classifies_inputs() {
+        assert!(is_declaration("agent f() -> integer { 1 }"));
+        assert!(!is_declaration("agent (x: integer) -> integer { x }"));
+        assert!(!is_declaration("1 + 2"));
+        assert_eq!(let_name("let x = 1"), Some(Some("x".into())));
+        assert_eq!(let_name("x"), None);
+    }
+
+    #[test]
+    fn open_brackets_ask_for_more() {
+        assert!(Session::incomplete("agent f() -> integer {"));
+        assert!(Session::incomplete("(1 +"));
+        assert!(!Session::incomplete("1 + 2"));
+        assert!(!Session::incomplete(".help"));
+    }
+}

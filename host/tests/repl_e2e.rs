@@ -1,0 +1,314 @@
+//! `katari repl` as a person meets it (`host.md` §12): inputs piped on stdin (plain mode), then
+//! a session on a pseudo-terminal (prompts, continuation, completion, escalation, Ctrl-C).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static SCRATCH: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`.
+fn scratch(files: &[(&str, &str)]) -> PathBuf {
+    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("katari-repl-e2e-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("home")).expect("create a scratch folder");
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write a file");
+    }
+    dir
+}
+
+fn katari(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_katari"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("KATARI_HOME", dir.join("home"))
+        .env("XDG_CACHE_HOME", dir.join("home").join("cache"))
+        .env_remove("CLICOLOR_FORCE");
+    command
+}
+
+/// Pipes `input` into `katari repl`; returns the status, stdout and stderr.
+fn piped_in(dir: &Path, input: &str) -> (i32, String, String) {
+    let mut child = katari(dir, &["repl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("katari starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .expect("write the input");
+    let out = child.wait_with_output().expect("katari ends");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn piped(input: &str) -> (i32, String, String) {
+    piped_in(&scratch(&[]), input)
+}
+
+#[test]
+fn an_expression_prints_its_value_and_type() {
+    let (status, stdout, stderr) = piped("1 + 2\n");
+    assert_eq!(stdout, "3 : integer\n");
+    assert_eq!(stderr, "");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn strings_are_quoted_and_structures_are_wire_json() {
+    let (status, stdout, _) = piped("\"a\" ++ \"b\"\n{ name = \"ada\", age = 36 }\n");
+    assert_eq!(
+        stdout,
+        "\"ab\" : string\n{\"name\":\"ada\",\"age\":36} : {name: string, age: integer}\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_multi_line_agent_is_defined_then_called() {
+    let input = "agent double(n: integer) -> integer {\n  n * 2\n}\ndouble(n = 21)\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(
+        stdout,
+        "defined agent double : agent (n: integer) -> integer\n42 : integer\n"
+    );
+    assert_eq!(stderr, "");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_redefinition_replaces_the_old_declaration() {
+    let input = "agent f() -> integer { 1 }\nagent f() -> string { \"one\" }\nf()\n";
+    let (status, stdout, _) = piped(input);
+    assert_eq!(
+        stdout,
+        "defined agent f : agent () -> integer\nredefined agent f : agent () -> string\n\"one\" : string\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn let_binds_for_later_inputs() {
+    let (status, stdout, _) = piped("let x = 20\nx + 22\n");
+    assert_eq!(stdout, "x : integer = 20\n42 : integer\n");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn type_and_effects_do_not_evaluate() {
+    let input = "agent shout(text: string) -> string with io { console.print(text = text); text }\n\
+                 .type shout(text = \"hi\")\n.effects shout(text = \"hi\")\n.effects 1 + 1\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(stderr, "");
+    assert_eq!(
+        stdout,
+        "defined agent shout : agent (text: string) -> string with io\n\
+         shout(text = \"hi\") : string\nio\npure\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn doc_shows_a_prelude_signature_and_doc() {
+    let (status, stdout, _) = piped(".doc string.length\n");
+    assert!(
+        stdout.contains("agent length(value: string) -> integer"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("code points"), "{stdout}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn env_lists_bindings_in_order() {
+    let (_, stdout, _) = piped("agent one() -> integer { 1 }\nlet s = \"x\"\n.env\n");
+    let table: Vec<&str> = stdout.lines().skip(2).collect();
+    assert_eq!(table[0].split_whitespace().collect::<Vec<_>>(), ["NAME", "KIND", "TYPE"]);
+    assert!(table[1].starts_with("one") && table[1].contains("agent () -> integer"));
+    assert!(table[2].starts_with("s") && table[2].ends_with("string"));
+}
+
+#[test]
+fn an_error_shows_a_diagnostic_and_the_session_continues() {
+    let (status, stdout, stderr) = piped("1 + \"a\"\n2 * 3\n");
+    assert_eq!(stdout, "6 : integer\n");
+    assert!(stderr.contains("error[K3001]"), "{stderr}");
+    assert!(stderr.contains("<repl:1>:1:1"), "{stderr}");
+    assert!(stderr.contains("1 + \"a\""), "{stderr}");
+    assert_eq!(status, 1, "plain mode exits 1 when an input failed");
+}
+
+#[test]
+fn a_failed_definition_keeps_the_old_one() {
+    let input = "agent f() -> integer { 1 }\nagent f() -> integer { \"no\" }\nf()\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(stdout, "defined agent f : agent () -> integer\n1 : integer\n");
+    assert!(stderr.contains("<repl:2>"), "{stderr}");
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn a_runtime_failure_is_reported() {
+    let (status, stdout, stderr) = piped("prelude.throw(error = \"boom\")\n1\n");
+    assert_eq!(stdout, "1 : integer\n");
+    assert!(stderr.contains("boom"), "{stderr}");
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn unknown_commands_suggest_a_near_one() {
+    let (status, _, stderr) = piped(".tpye 1\n");
+    assert!(
+        stderr.contains("Unknown command '.tpye'. See .help (did you mean .type?)"),
+        "{stderr}"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn load_and_reload_a_file() {
+    let dir = scratch(&[("lib.kt", "agent greet(name: string) -> string { \"hi \" ++ name }\n")]);
+    let input = ".load lib.kt\ngreet(name = \"ada\")\n";
+    let (status, stdout, stderr) = piped_in(&dir, input);
+    assert_eq!(stderr, "");
+    assert_eq!(
+        stdout,
+        "defined agent greet : agent (name: string) -> string\n(loaded lib.kt)\n\"hi ada\" : string\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn clear_forgets_bindings() {
+    let (_, stdout, stderr) = piped("let x = 1\n.clear\nx\n");
+    assert_eq!(stdout, "x : integer = 1\n(cleared)\n");
+    assert!(stderr.contains("error"), "{stderr}");
+}
+
+#[test]
+fn exit_stops_reading() {
+    let (status, stdout, _) = piped("1\n.exit\n2\n");
+    assert_eq!(stdout, "1 : integer\n");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn bare_katari_without_a_terminal_prints_usage_and_exits_2() {
+    let out = katari(&scratch(&[]), &[])
+        .stdin(Stdio::null())
+        .output()
+        .expect("katari runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Usage"));
+    assert!(out.stdout.is_empty());
+}
+
+#[cfg(unix)]
+mod terminal {
+    //! A session on a pseudo-terminal: stdin and stdout are both the terminal.
+
+    use std::time::{Duration, Instant};
+
+    use rexpect::session::{PtySession, spawn_command};
+
+    use super::{katari, scratch};
+
+    const EXPECT_MS: u64 = 30_000;
+
+    fn start() -> PtySession {
+        let dir = scratch(&[]);
+        let mut session = spawn_command(katari(&dir, &["repl"]), Some(EXPECT_MS))
+            .expect("katari starts on a pty");
+        expect(&mut session, "kt> ");
+        session
+    }
+
+    fn expect(session: &mut PtySession, text: &str) -> String {
+        match session.exp_string(text) {
+            Ok(before) => before,
+            Err(e) => panic!("the terminal never showed {text:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn an_open_block_continues_on_the_next_line() {
+        let mut s = start();
+        s.send_line("agent triple(n: integer) -> integer {").expect("type");
+        expect(&mut s, "...> ");
+        s.send_line("  n * 3").expect("type");
+        expect(&mut s, "...> ");
+        s.send_line("}").expect("type");
+        expect(&mut s, "defined agent triple : agent (n: integer) -> integer");
+        s.send_line("triple(n = 5)").expect("type");
+        expect(&mut s, "15 : integer");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
+    }
+
+    #[test]
+    fn tab_lists_string_members_with_signatures() {
+        let mut s = start();
+        s.send("string.len").expect("type");
+        s.send("\t").expect("press tab");
+        // One candidate: completed in place, so the call runs.
+        std::thread::sleep(Duration::from_millis(300));
+        s.send_line("(value = \"abc\")").expect("type");
+        expect(&mut s, "3 : integer");
+        expect(&mut s, "kt> ");
+        s.send("string.").expect("type");
+        std::thread::sleep(Duration::from_millis(300));
+        s.send("\t").expect("press tab");
+        std::thread::sleep(Duration::from_millis(300));
+        s.send("\t").expect("press tab again to list");
+        expect(&mut s, "length(value: string) -> integer");
+        s.send_control('c').expect("clear the line");
+        expect(&mut s, "kt> ");
+        s.send_control('d').expect("leave");
+        s.exp_eof().expect("Ctrl-D on an empty line leaves");
+    }
+
+    #[test]
+    fn an_escalation_is_answered_at_the_prompt() {
+        let mut s = start();
+        s.send_line("request ask(question: string) -> string").expect("type");
+        expect(&mut s, "defined request ask");
+        s.send_line("ask(question = \"name?\") ++ \"!\"").expect("type");
+        expect(&mut s, "name?");
+        expect(&mut s, "> ");
+        s.send_line("ada").expect("answer");
+        expect(&mut s, "\"ada!\" : string");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
+    }
+
+    #[test]
+    fn ctrl_c_cancels_an_evaluation_and_the_session_goes_on() {
+        let mut s = start();
+        s.send_line(
+            "for (let x in array.range(start = 0, end = 10000000)) { for (let y in array.range(start = 0, end = 10000000)) { next y } }",
+        )
+        .expect("type");
+        std::thread::sleep(Duration::from_millis(500));
+        let pressed = Instant::now();
+        s.send_control('c').expect("press Ctrl-C");
+        expect(&mut s, "^C (cancelled)");
+        assert!(pressed.elapsed() < Duration::from_secs(5));
+        expect(&mut s, "kt> ");
+        s.send_line("1 + 1").expect("type");
+        expect(&mut s, "2 : integer");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
+    }
+}
