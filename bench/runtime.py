@@ -56,12 +56,12 @@ class Program:
 
 
 PROGRAMS = [
-    Program("fib", "recursive agent calls: naive `fib(n)`", 27, 15),
-    Program("loop", "`for` over `array.range` with `var` state and `next ... with`", 1_000_000, 1_000),
-    Program("strings", "`++`, templates, `string.to_string`, `string.join`", 200_000, 1_000),
+    Program("fib", "recursive agent calls: naive `fib(n)`", 29, 15),
+    Program("loop", "`for` over `array.range` with `var` state and `next ... with`", 3_000_000, 1_000),
+    Program("strings", "`++`, templates, `string.to_string`, `string.join`", 500_000, 1_000),
     Program("shapes", "data constructors, `match` on constructors, records, field access", 100_000, 1_000),
-    Program("handlers", "requests answered by a stateful `use handler` clause", 300_000, 1_000),
-    Program("parallel", "`parallel for` map, 1000-step state loop per element (CPython: plain loop)", 1_000, 10),
+    Program("handlers", "requests answered by a stateful `use handler` clause", 500_000, 1_000),
+    Program("parallel", "`parallel for` map, 1000-step state loop per element (CPython: plain loop)", 1_500, 10),
 ]
 
 

@@ -235,6 +235,13 @@ mod terminal {
         session
     }
 
+    /// Types `text` without a line end (rexpect buffers `send` until a flush).
+    fn type_keys(session: &mut PtySession, text: &str) {
+        session.send(text).expect("type");
+        session.flush().expect("flush the keys");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
     fn expect(session: &mut PtySession, text: &str) -> String {
         match session.exp_string(text) {
             Ok(before) => before,
@@ -260,19 +267,19 @@ mod terminal {
     #[test]
     fn tab_lists_string_members_with_signatures() {
         let mut s = start();
-        s.send("string.len").expect("type");
-        s.send("\t").expect("press tab");
+        type_keys(&mut s, "string.len");
         // One candidate: completed in place, so the call runs.
-        std::thread::sleep(Duration::from_millis(300));
+        type_keys(&mut s, "\t");
+        expect(&mut s, "string.length");
         s.send_line("(value = \"abc\")").expect("type");
         expect(&mut s, "3 : integer");
         expect(&mut s, "kt> ");
-        s.send("string.").expect("type");
-        std::thread::sleep(Duration::from_millis(300));
-        s.send("\t").expect("press tab");
-        std::thread::sleep(Duration::from_millis(300));
-        s.send("\t").expect("press tab again to list");
+        type_keys(&mut s, "string.");
+        type_keys(&mut s, "\t");
+        type_keys(&mut s, "\t");
+        // The second TAB lists the members with their signatures.
         expect(&mut s, "length(value: string) -> integer");
+        expect(&mut s, "trim(value: string) -> string");
         s.send_control('c').expect("clear the line");
         expect(&mut s, "kt> ");
         s.send_control('d').expect("leave");

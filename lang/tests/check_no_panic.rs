@@ -8,6 +8,9 @@
 //! past the parser and reach the checker's rarely travelled error paths. Some cases mutate a
 //! prelude module instead, which breaks the declarations every program depends on. The case count
 //! keeps the file to a few seconds in a debug build.
+//!
+//! The prelude's `.kt` files are read from `prelude/kt/` rather than through the `katari-prelude`
+//! crate, which depends on the runtime and so on this crate.
 
 use std::path::{Path, PathBuf};
 
@@ -207,15 +210,15 @@ fn apply(text: &str, m: &Mutation) -> String {
 /// program and renders every diagnostic. A panic anywhere fails the case.
 fn load_and_check(main: &str, prelude_edit: Option<(usize, &str)>) -> Result<(), TestCaseError> {
     let fs = MemoryFs::new().with("main.kt", main);
-    let prelude: Vec<PreludeSource<'_>> = katari_prelude::FILES
+    let prelude: Vec<PreludeSource<'_>> = prelude_files()
         .iter()
         .enumerate()
         .map(|(i, f)| PreludeSource {
-            module: f.module,
-            path: f.path,
+            module: &f.module,
+            path: &f.path,
             text: match prelude_edit {
                 Some((j, text)) if i == j => text,
-                _ => f.text,
+                _ => &f.text,
             },
         })
         .collect();
@@ -255,6 +258,52 @@ fn kt_files(dir: &Path) -> Vec<String> {
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .collect()
+}
+
+/// One prelude module as the interpreter embeds it.
+struct PreludeFile {
+    module: String,
+    path: String,
+    text: String,
+}
+
+/// The prelude modules from `prelude/kt/`: `prelude.kt` is the module `prelude`, and
+/// `prelude/<name>.kt` the module `prelude.<name>`.
+fn prelude_files() -> &'static [PreludeFile] {
+    static FILES: std::sync::OnceLock<Vec<PreludeFile>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let kt = workspace_root().join("prelude/kt");
+        let read = |path: PathBuf| {
+            std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        };
+        let mut files = vec![PreludeFile {
+            module: "prelude".into(),
+            path: "<prelude>/prelude.kt".into(),
+            text: read(kt.join("prelude.kt")),
+        }];
+        let mut names: Vec<String> = std::fs::read_dir(kt.join("prelude"))
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        for name in names.iter().filter_map(|n| n.strip_suffix(".kt")) {
+            files.push(PreludeFile {
+                module: format!("prelude.{name}"),
+                path: format!("<prelude>/prelude/{name}.kt"),
+                text: read(kt.join("prelude").join(format!("{name}.kt"))),
+            });
+        }
+        assert!(
+            files.len() >= 14,
+            "expected the 14 prelude modules, found {}",
+            files.len()
+        );
+        files
+    })
 }
 
 /// The programs to mutate, read once.
@@ -305,8 +354,8 @@ proptest! {
     ) {
         let files = corpus();
         let main = &files[file.index(files.len())];
-        let module = module.index(katari_prelude::FILES.len());
-        let mut text = katari_prelude::FILES[module].text.to_string();
+        let module = module.index(prelude_files().len());
+        let mut text = prelude_files()[module].text.clone();
         for m in &mutations {
             text = apply(&text, m);
         }

@@ -290,7 +290,7 @@ impl Ctx {
 
     fn call_clause_fun(&mut self, m: &Machine, clause: &Clause, captures: &[Value], args: Vec<Option<Value>>, id: u64) -> R {
         let f = &m.funs[clause.fun.0 as usize];
-        let mut frame = vec![Value::NULL; f.slots as usize];
+        let mut frame = self.frame(f.slots);
         for (slot, v) in f.capture_slots.iter().zip(captures) {
             frame[*slot as usize] = v.clone();
         }
@@ -298,7 +298,12 @@ impl Ctx {
             frame[p.slot as usize] = a.unwrap_or(Value::NULL);
         }
         frame[clause.target as usize] = Value::int(id as f64);
-        self.eval(m, &mut frame, &f.body)
+        let result = self.eval(m, &mut frame, &f.body);
+        frame.clear();
+        if self.pool.len() < 256 {
+            self.pool.push(frame);
+        }
+        result
     }
 
     /// A panic surfaced here: the nearest ambient `panic` clause handles it (§9.21).
