@@ -137,20 +137,54 @@ fn prelude() -> Vec<PreludeSource<'static>> {
         .collect()
 }
 
-/// Runs `f` `runs` times after two warm-up runs; returns the sorted durations.
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Vec<Duration> {
-    for _ in 0..2 {
-        black_box(f());
+/// One measured stage: a name for the table, the size of its input, and the work.
+struct Stage<'a> {
+    input: &'static str,
+    stage: &'static str,
+    lines: usize,
+    bytes: usize,
+    work: Box<dyn FnMut() + 'a>,
+}
+
+impl<'a> Stage<'a> {
+    fn new(
+        input: &'static str,
+        stage: &'static str,
+        (lines, bytes): (usize, usize),
+        work: impl FnMut() + 'a,
+    ) -> Stage<'a> {
+        Stage {
+            input,
+            stage,
+            lines,
+            bytes,
+            work: Box::new(work),
+        }
     }
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
+}
+
+/// Runs every stage `runs` times after two warm-up rounds, round-robin (one run of each stage per
+/// round), so that a burst of load from elsewhere on the machine slows all stages alike rather than
+/// one of them. Returns one row per stage.
+fn measure(runs: usize, mut stages: Vec<Stage<'_>>) -> Vec<Row> {
+    let mut times: Vec<Vec<Duration>> = stages.iter().map(|_| Vec::with_capacity(runs)).collect();
+    for round in 0..runs + 2 {
+        for (stage, times) in stages.iter_mut().zip(&mut times) {
             let start = Instant::now();
-            black_box(f());
-            start.elapsed()
+            (stage.work)();
+            if round >= 2 {
+                times.push(start.elapsed());
+            }
+        }
+    }
+    stages
+        .iter()
+        .zip(&mut times)
+        .map(|(stage, times)| {
+            times.sort();
+            Row::new(stage.input, stage.stage, stage.lines, stage.bytes, times)
         })
-        .collect();
-    times.sort();
-    times
+        .collect()
 }
 
 fn ms(d: Duration) -> f64 {
@@ -263,58 +297,60 @@ fn main() {
     }
     let tiny = MemoryFs::new().with("tiny.kt", "agent main() -> integer { 1 }\n");
 
-    let mut rows = Vec::new();
-    let (l, b) = (lines, program.len());
-    rows.push(Row::new(
-        "generated",
-        "lex",
-        l,
-        b,
-        &time(runs, || lex(FileId(0), &program)),
-    ));
-    rows.push(Row::new(
-        "generated",
-        "lex + layout",
-        l,
-        b,
-        &time(runs, || layout(&program, lex(FileId(0), &program).tokens)),
-    ));
-    rows.push(Row::new(
-        "generated",
-        "lex + layout + parse",
-        l,
-        b,
-        &time(runs, || parse(FileId(0), &program)),
-    ));
-    rows.push(Row::new(
-        "generated",
-        "load + resolve (with prelude)",
-        l,
-        b,
-        &time(runs, || load_program(Path::new("bench.kt"), &fs, &prelude)),
-    ));
-    let (l, b) = (prelude_lines, prelude_bytes);
-    rows.push(Row::new(
-        "prelude (14 files)",
-        "lex + layout + parse",
-        l,
-        b,
-        &time(runs, || {
-            prelude
-                .iter()
-                .map(|p| parse(FileId(0), p.text).module.decls.len())
-                .sum::<usize>()
-        }),
-    ));
-    rows.push(Row::new(
-        "prelude (14 files)",
-        "load + resolve (1-line entry)",
-        l,
-        b,
-        &time(runs, || load_program(Path::new("tiny.kt"), &tiny, &prelude)),
-    ));
+    let generated = (lines, program.len());
+    let whole_prelude = (prelude_lines, prelude_bytes);
+    let rows = measure(
+        runs,
+        vec![
+            Stage::new("generated", "lex", generated, || {
+                drop(black_box(lex(FileId(0), &program)))
+            }),
+            Stage::new("generated", "lex + layout", generated, || {
+                drop(black_box(layout(&program, lex(FileId(0), &program).tokens)))
+            }),
+            Stage::new("generated", "lex + layout + parse", generated, || {
+                drop(black_box(parse(FileId(0), &program)))
+            }),
+            Stage::new(
+                "generated",
+                "load + resolve (with prelude)",
+                generated,
+                || {
+                    drop(black_box(load_program(
+                        Path::new("bench.kt"),
+                        &fs,
+                        &prelude,
+                    )))
+                },
+            ),
+            Stage::new(
+                "prelude (14 files)",
+                "lex + layout + parse",
+                whole_prelude,
+                || {
+                    for p in &prelude {
+                        drop(black_box(parse(FileId(0), p.text)));
+                    }
+                },
+            ),
+            Stage::new(
+                "prelude (14 files)",
+                "load + resolve (1-line entry)",
+                whole_prelude,
+                || {
+                    drop(black_box(load_program(
+                        Path::new("tiny.kt"),
+                        &tiny,
+                        &prelude,
+                    )))
+                },
+            ),
+        ],
+    );
 
-    println!("Median and fastest of {runs} runs (after 2 warm-up runs), release build.");
+    println!(
+        "Median and fastest of {runs} runs (after 2 warm-up rounds; stages interleaved), release build."
+    );
     println!();
     println!("| input | stage | lines | bytes | median ms | min ms | k lines/s | MB/s |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|");

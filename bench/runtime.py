@@ -186,22 +186,23 @@ def render(results: list[Result], hello: Result, runs: int, meta: dict[str, str]
     ratios = []
     for r in results:
         if r.problem:
-            rows.append(f"| {r.name} | {r.what} | {r.n:,} | WARNING: {r.problem} | | | | | | |")
+            rows.append(f"| {r.name} | {r.what} | {r.n:,} | WARNING: {r.problem} | | | | | | | |")
             continue
         km, pm = median_ms(r.katari), median_ms(r.python)
         ratio = km / pm
         ratios.append(ratio)
         kcpu = median_ms(r.katari, key=lambda s: s.cpu)
+        pcpu = median_ms(r.python, key=lambda s: s.cpu)
         rss = max(s.rss_kb for s in r.katari) / 1024
         rows.append(
             f"| {r.name} | {r.what} | {r.n:,} | {fmt(km)} | {fmt(pm)} | **{ratio:.2f}** | {fmt(min_ms(r.katari))} | "
-            f"{fmt(min_ms(r.python))} | {fmt(kcpu)} | {rss:.0f} |"
+            f"{fmt(min_ms(r.python))} | {fmt(kcpu)} | {fmt(pcpu)} | {rss:.0f} |"
         )
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else float("nan")
     header = (
         "| program | exercises | n | katari median ms | CPython median ms | katari / CPython | katari min ms | "
-        "CPython min ms | katari CPU ms | katari max RSS MB |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "CPython min ms | katari CPU ms | CPython CPU ms | katari max RSS MB |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     table = header + "\n" + "\n".join(rows)
     complete = len(ratios) == len(results)

@@ -99,7 +99,9 @@ impl Suite {
         let args = case
             .args()
             .map_err(|e| format!("cannot read {}: {e}", case.expected("args").display()))?;
-        let env = case.env().map_err(|e| format!("cannot read the environment file: {e}"))?;
+        let env = case
+            .env()
+            .map_err(|e| format!("cannot read the environment file: {e}"))?;
         let actual = run(&self.binary, &case.dir, &args, &env)?;
         if self.bless {
             case.bless(&actual)
@@ -150,7 +152,10 @@ impl Case {
             Ok(text) => Ok(text
                 .lines()
                 .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                .filter_map(|l| l.split_once('=').map(|(k, v)| (k.trim().to_string(), v.to_string())))
+                .filter_map(|l| {
+                    l.split_once('=')
+                        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                })
                 .collect()),
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(err) => Err(err),
@@ -284,11 +289,23 @@ pub fn discover_area(area: &Path) -> io::Result<Vec<Case>> {
 /// Runs `binary` with `args` in `dir`, colour off and stdin empty, killing it after [`TIMEOUT`].
 /// `KATARI_HOME` points at a fresh empty folder (no user configuration or secrets leak in) unless
 /// `env` sets it; `env` adds variables on top.
-pub fn run(binary: &Path, dir: &Path, args: &[String], env: &[(String, String)]) -> Result<Actual, String> {
-    let home = std::env::temp_dir().join(format!("katari-golden-home-{}-{}", std::process::id(), HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+pub fn run(
+    binary: &Path,
+    dir: &Path,
+    args: &[String],
+    env: &[(String, String)],
+) -> Result<Actual, String> {
+    let home = std::env::temp_dir().join(format!(
+        "katari-golden-home-{}-{}",
+        std::process::id(),
+        HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     let _ = fs::create_dir_all(&home);
     let mut command = Command::new(binary);
-    command.args(args).current_dir(dir).env("KATARI_HOME", &home);
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("KATARI_HOME", &home);
     for (k, v) in env {
         command.env(k, v);
     }

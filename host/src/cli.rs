@@ -43,15 +43,19 @@ pub enum Command {
         stderr with exit status 1, usage and program errors with 2, Ctrl-C with 130.")]
     Run(RunArgs),
     /// Check scripts without running them: parse, resolve names, and type-check.
-    #[command(long_about = "Check scripts without running them: parse, resolve names, and type-check.\n\n\
+    #[command(
+        long_about = "Check scripts without running them: parse, resolve names, and type-check.\n\n\
         Diagnostics are printed on stderr, or with --format json as one JSON object per line on \
-        stdout. The exit status is 0 when there are no errors (warnings allowed) and 2 otherwise.")]
+        stdout. The exit status is 0 when there are no errors (warnings allowed) and 2 otherwise."
+    )]
     Check(CheckArgs),
     /// Start the interactive REPL (plain, without prompts, when stdin is not a terminal).
-    #[command(long_about = "Start the interactive REPL: declarations, `let`s and expressions are \
+    #[command(
+        long_about = "Start the interactive REPL: declarations, `let`s and expressions are \
         checked and evaluated as they are entered; .help lists the commands.\n\n\
         With stdin not a terminal, inputs are read and evaluated in turn without prompts; the \
-        exit status is 1 when any input produced an error.")]
+        exit status is 1 when any input produced an error."
+    )]
     Repl,
 }
 

@@ -17,12 +17,34 @@ pub fn load(entry: &Path) -> (Program, Checked) {
 }
 
 /// [`load()`] with the natives the checker should consider registered (K5002).
-pub fn load_with(entry: &Path, natives: &dyn check::Natives) -> (Program, Checked) {
-    let mut program = load::load_program(entry, &DiskFs, &prelude());
-    let checked = check::check_program(&program, natives);
-    program.diagnostics.extend(checked.diagnostics.iter().cloned());
-    (program, checked)
+///
+/// The front end walks syntax trees recursively, and a long operator chain nests as deep as it
+/// is long, so it runs on a thread with a large stack (virtual memory, touched only as needed).
+pub fn load_with(entry: &Path, natives: &(dyn check::Natives + Sync)) -> (Program, Checked) {
+    let work = || {
+        let mut program = load::load_program(entry, &DiskFs, &prelude());
+        let checked = check::check_program(&program, natives);
+        program
+            .diagnostics
+            .extend(checked.diagnostics.iter().cloned());
+        (program, checked)
+    };
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("katari-front".into())
+            .stack_size(FRONT_STACK)
+            .spawn_scoped(scope, work)
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => work(),
+        }
+    })
 }
+
+/// The stack of the thread that loads and checks a program.
+const FRONT_STACK: usize = 512 * 1024 * 1024;
 
 /// The natives of this build: the prelude's table, plus the declarations whose natives come
 /// with a later part of the runtime (they panic with a clear message when called).

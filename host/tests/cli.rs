@@ -53,7 +53,10 @@ fn check_help_says_what_it_runs() {
     let out = katari(&["check", "--help"]);
     assert_eq!(out.status.code(), Some(0));
     let help = text(&out.stdout);
-    assert!(help.contains("parse, resolve names, and type-check"), "{help}");
+    assert!(
+        help.contains("parse, resolve names, and type-check"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -135,7 +135,10 @@ fn doc_shows_a_prelude_signature_and_doc() {
 fn env_lists_bindings_in_order() {
     let (_, stdout, _) = piped("agent one() -> integer { 1 }\nlet s = \"x\"\n.env\n");
     let table: Vec<&str> = stdout.lines().skip(2).collect();
-    assert_eq!(table[0].split_whitespace().collect::<Vec<_>>(), ["NAME", "KIND", "TYPE"]);
+    assert_eq!(
+        table[0].split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "KIND", "TYPE"]
+    );
     assert!(table[1].starts_with("one") && table[1].contains("agent () -> integer"));
     assert!(table[2].starts_with("s") && table[2].ends_with("string"));
 }
@@ -154,7 +157,10 @@ fn an_error_shows_a_diagnostic_and_the_session_continues() {
 fn a_failed_definition_keeps_the_old_one() {
     let input = "agent f() -> integer { 1 }\nagent f() -> integer { \"no\" }\nf()\n";
     let (status, stdout, stderr) = piped(input);
-    assert_eq!(stdout, "defined agent f : agent () -> integer\n1 : integer\n");
+    assert_eq!(
+        stdout,
+        "defined agent f : agent () -> integer\n1 : integer\n"
+    );
     assert!(stderr.contains("<repl:2>"), "{stderr}");
     assert_eq!(status, 1);
 }
@@ -179,7 +185,10 @@ fn unknown_commands_suggest_a_near_one() {
 
 #[test]
 fn load_and_reload_a_file() {
-    let dir = scratch(&[("lib.kt", "agent greet(name: string) -> string { \"hi \" ++ name }\n")]);
+    let dir = scratch(&[(
+        "lib.kt",
+        "agent greet(name: string) -> string { \"hi \" ++ name }\n",
+    )]);
     let input = ".load lib.kt\ngreet(name = \"ada\")\n";
     let (status, stdout, stderr) = piped_in(&dir, input);
     assert_eq!(stderr, "");
@@ -188,6 +197,31 @@ fn load_and_reload_a_file() {
         "defined agent greet : agent (name: string) -> string\n(loaded lib.kt)\n\"hi ada\" : string\n"
     );
     assert_eq!(status, 0);
+}
+
+#[test]
+fn an_import_of_a_file_on_disk_is_acknowledged_once() {
+    let dir = scratch(&[(
+        "lib.kt",
+        "agent greet(name: string) -> string { \"hi \" ++ name }\n",
+    )]);
+    let (status, stdout, stderr) =
+        piped_in(&dir, "import lib\nimport lib\nlib.greet(name = \"x\")\n");
+    assert_eq!(stderr, "");
+    assert_eq!(stdout, "imported lib\n\"hi x\" : string\n");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_blank_line_submits_an_unfinished_input_and_shows_the_error() {
+    let (status, stdout, stderr) = piped("(1 +\n\n2\n");
+    assert_eq!(stdout, "2 : integer\n");
+    assert!(stderr.contains("<repl:1>:1:5"), "{stderr}");
+    assert!(
+        !stderr.contains("<repl>"),
+        "only the input is shown: {stderr}"
+    );
+    assert_eq!(status, 1);
 }
 
 #[test]
@@ -223,14 +257,19 @@ mod terminal {
 
     use rexpect::session::{PtySession, spawn_command};
 
+    use std::path::Path;
+
     use super::{katari, scratch};
 
     const EXPECT_MS: u64 = 30_000;
 
     fn start() -> PtySession {
-        let dir = scratch(&[]);
-        let mut session = spawn_command(katari(&dir, &["repl"]), Some(EXPECT_MS))
-            .expect("katari starts on a pty");
+        start_in(&scratch(&[]))
+    }
+
+    fn start_in(dir: &Path) -> PtySession {
+        let mut session =
+            spawn_command(katari(dir, &["repl"]), Some(EXPECT_MS)).expect("katari starts on a pty");
         expect(&mut session, "kt> ");
         session
     }
@@ -251,17 +290,36 @@ mod terminal {
 
     #[test]
     fn an_open_block_continues_on_the_next_line() {
-        let mut s = start();
-        s.send_line("agent triple(n: integer) -> integer {").expect("type");
+        let dir = scratch(&[]);
+        let mut s = start_in(&dir);
+        s.send_line("agent triple(n: integer) -> integer {")
+            .expect("type");
         expect(&mut s, "...> ");
         s.send_line("  n * 3").expect("type");
         expect(&mut s, "...> ");
         s.send_line("}").expect("type");
-        expect(&mut s, "defined agent triple : agent (n: integer) -> integer");
+        expect(
+            &mut s,
+            "defined agent triple : agent (n: integer) -> integer",
+        );
         s.send_line("triple(n = 5)").expect("type");
         expect(&mut s, "15 : integer");
         s.send_line(".exit").expect("type");
         s.exp_eof().expect("the REPL ends");
+        // The whole multi-line input is one history entry, kept private to its owner.
+        let history = dir.join("home").join("cache").join("repl-history");
+        let text = std::fs::read_to_string(&history).expect("the history is saved");
+        assert!(text.contains("triple(n = 5)"), "{text}");
+        assert!(
+            text.contains("agent triple(n: integer) -> integer {"),
+            "{text}"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&history)
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]
@@ -282,16 +340,31 @@ mod terminal {
         expect(&mut s, "trim(value: string) -> string");
         s.send_control('c').expect("clear the line");
         expect(&mut s, "kt> ");
+        // Between two reads the terminal is in cooked mode, where Ctrl-D would be lost.
+        std::thread::sleep(Duration::from_millis(300));
         s.send_control('d').expect("leave");
         s.exp_eof().expect("Ctrl-D on an empty line leaves");
     }
 
     #[test]
+    fn bare_katari_on_a_terminal_starts_the_repl() {
+        let dir = scratch(&[]);
+        let mut s = spawn_command(katari(&dir, &[]), Some(EXPECT_MS)).expect("katari starts");
+        expect(&mut s, "kt> ");
+        s.send_line("\"a\" ++ \"b\"").expect("type");
+        expect(&mut s, "\"ab\" : string");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
+    }
+
+    #[test]
     fn an_escalation_is_answered_at_the_prompt() {
         let mut s = start();
-        s.send_line("request ask(question: string) -> string").expect("type");
+        s.send_line("request ask(question: string) -> string")
+            .expect("type");
         expect(&mut s, "defined request ask");
-        s.send_line("ask(question = \"name?\") ++ \"!\"").expect("type");
+        s.send_line("ask(question = \"name?\") ++ \"!\"")
+            .expect("type");
         expect(&mut s, "name?");
         expect(&mut s, "> ");
         s.send_line("ada").expect("answer");

@@ -373,6 +373,8 @@ fn deep_nesting_does_not_overflow() {
         format!("{}1{}", "{ ".repeat(DEPTH), " }".repeat(DEPTH)),
         format!("{}1", "1 + ".repeat(DEPTH)),
         format!("{}true", "!".repeat(DEPTH)),
+        format!("main{}", "()".repeat(DEPTH)),
+        format!("main{}", "[integer]".repeat(DEPTH)),
         format!("let {}x{} = 1", "[".repeat(DEPTH), "]".repeat(DEPTH)),
         format!(
             "let x: {}integer{} = 1",

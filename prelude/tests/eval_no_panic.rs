@@ -46,18 +46,31 @@ fn seeds() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = Vec::new();
     for dir in ["examples", "tests/scripts/conformance"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
-        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "kt")).collect();
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "kt"))
+            .collect();
         paths.sort();
         for p in paths {
             // Scripts that wait on the network or the listener are left out.
             let text = std::fs::read_to_string(&p).unwrap_or_default();
-            if !text.contains("mcp.") && !text.contains("webhook.") && !text.contains("http.") && !text.contains("time.sleep") {
+            if !text.contains("mcp.")
+                && !text.contains("webhook.")
+                && !text.contains("http.")
+                && !text.contains("time.sleep")
+            {
                 out.push(text);
             }
         }
     }
-    assert!(out.len() >= 20, "expected the example and conformance programs as seeds, found {}", out.len());
+    assert!(
+        out.len() >= 20,
+        "expected the example and conformance programs as seeds, found {}",
+        out.len()
+    );
     out
 }
 
@@ -67,7 +80,10 @@ fn mutate(text: &str, edits: &[(u8, usize, usize)]) -> String {
     if tokens.is_empty() {
         return text.to_string();
     }
-    let mut pieces: Vec<String> = tokens.iter().map(|(_, s)| text[s.range()].to_string()).collect();
+    let mut pieces: Vec<String> = tokens
+        .iter()
+        .map(|(_, s)| text[s.range()].to_string())
+        .collect();
     let gaps: Vec<String> = {
         let mut g = Vec::new();
         let mut prev = 0;
@@ -85,7 +101,10 @@ fn mutate(text: &str, edits: &[(u8, usize, usize)]) -> String {
             0 => pieces[i] = String::new(),
             1 => pieces[i] = format!("{} {}", pieces[i], pieces[i]),
             2 => pieces.swap(i, j),
-            3 => pieces[i] = ["0", "-1", "1.5", "\"\"", "null", "true", "[]", "{}"][j % 8].to_string(),
+            3 => {
+                pieces[i] =
+                    ["0", "-1", "1.5", "\"\"", "null", "true", "[]", "{}"][j % 8].to_string()
+            }
             _ => pieces[i] = pieces[j].clone(),
         }
     }
@@ -100,7 +119,14 @@ fn mutate(text: &str, edits: &[(u8, usize, usize)]) -> String {
 
 /// Loads, checks and, when clean, runs `main` with limits; returns whether it ran.
 fn load_and_run(text: &str) -> bool {
-    let prelude: Vec<PreludeSource<'_>> = katari_prelude::FILES.iter().map(|f| PreludeSource { module: f.module, path: f.path, text: f.text }).collect();
+    let prelude: Vec<PreludeSource<'_>> = katari_prelude::FILES
+        .iter()
+        .map(|f| PreludeSource {
+            module: f.module,
+            path: f.path,
+            text: f.text,
+        })
+        .collect();
     let fs = MemoryFs::new().with("/fuzz/prog.kt", text.as_bytes().to_vec());
     let program = load_program(Path::new("/fuzz/prog.kt"), &fs, &prelude);
     let table = katari_prelude::natives::table();
@@ -108,15 +134,25 @@ fn load_and_run(text: &str) -> bool {
     if program.has_errors() || checked.diagnostics.iter().any(|d| d.is_error()) {
         return false;
     }
-    let mut machine = katari_runtime::lower::lower(&program, &checked, &table, katari_prelude::natives::deferred, Arc::new(QuietHost));
+    let mut machine = katari_runtime::lower::lower(
+        &program,
+        &checked,
+        &table,
+        katari_prelude::natives::deferred,
+        Arc::new(QuietHost),
+    );
     machine.step_limit = 20_000;
     machine.max_depth = 300;
     let machine = Arc::new(machine);
-    let Some(main) = machine.by_name.get("prog.main").cloned() else { return false };
-    let handle = std::thread::Builder::new().stack_size(256 * 1024 * 1024).spawn(move || {
-        let mut ctx = Ctx::new(machine);
-        let _ = ctx.call(&main, Vec::new());
-    });
+    let Some(main) = machine.by_name.get("prog.main").cloned() else {
+        return false;
+    };
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024 * 1024)
+        .spawn(move || {
+            let mut ctx = Ctx::new(machine);
+            let _ = ctx.call(&main, Vec::new());
+        });
     match handle {
         Ok(h) => {
             assert!(h.join().is_ok(), "the evaluator panicked on:\n{text}");

@@ -40,8 +40,15 @@ impl Ctx {
         self.call_in(&m, callee, args)
     }
 
-    pub(crate) fn call_in(&mut self, m: &Machine, callee: &Value, args: Vec<(Arc<str>, Value)>) -> R {
-        let V::Callable(c) = &callee.v else { return Err(panic("internal: call of a value that is not callable")) };
+    pub(crate) fn call_in(
+        &mut self,
+        m: &Machine,
+        callee: &Value,
+        args: Vec<(Arc<str>, Value)>,
+    ) -> R {
+        let V::Callable(c) = &callee.v else {
+            return Err(panic("internal: call of a value that is not callable"));
+        };
         let result = match &**c {
             Callable::Agent { fun, .. } => {
                 let args = self.order_args(m, *fun, &args);
@@ -51,7 +58,12 @@ impl Ctx {
                 let args = self.order_args(m, *fun, &args);
                 self.call_fun(m, *fun, captures, args, Some(callee))
             }
-            Callable::Partial { callee, supplied, holes, .. } => {
+            Callable::Partial {
+                callee,
+                supplied,
+                holes,
+                ..
+            } => {
                 let mut merged: Vec<(Arc<str>, Value)> = supplied.clone();
                 for (label, value) in args {
                     if holes.contains(&label) && !merged.iter().any(|(l, _)| *l == label) {
@@ -61,13 +73,21 @@ impl Ctx {
                 self.call_in(m, &callee.clone(), merged)
             }
             Callable::Request { decl, .. } => {
-                let Some(&r) = m.request_index.get(decl) else { return Err(panic("internal: unknown request")) };
+                let Some(&r) = m.request_index.get(decl) else {
+                    return Err(panic("internal: unknown request"));
+                };
                 let info = &m.requests[r as usize];
                 let ordered = info
                     .params
                     .iter()
                     .zip(&info.defaults)
-                    .map(|(p, d)| args.iter().find(|(l, _)| l == p).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
+                    .map(|(p, d)| {
+                        args.iter()
+                            .find(|(l, _)| l == p)
+                            .map(|(_, v)| v.clone())
+                            .or_else(|| d.clone())
+                            .unwrap_or(Value::NULL)
+                    })
                     .collect();
                 self.perform(m, r, ordered)
             }
@@ -76,15 +96,32 @@ impl Ctx {
                     .fields
                     .iter()
                     .zip(&ctor.defaults)
-                    .map(|(f, d)| args.iter().find(|(l, _)| l == f).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
+                    .map(|(f, d)| {
+                        args.iter()
+                            .find(|(l, _)| l == f)
+                            .map(|(_, v)| v.clone())
+                            .or_else(|| d.clone())
+                            .unwrap_or(Value::NULL)
+                    })
                     .collect();
-                Ok(Value::new(V::Data(Arc::new(DataValue { ctor: ctor.clone(), fields }))))
+                Ok(Value::new(V::Data(Arc::new(DataValue {
+                    ctor: ctor.clone(),
+                    fields,
+                }))))
             }
-            Callable::Native { index, generics, .. } => {
+            Callable::Native {
+                index, generics, ..
+            } => {
                 let params = &m.native_params[*index as usize];
                 let mut ordered: Vec<Value> = params
                     .iter()
-                    .map(|(p, d)| args.iter().find(|(l, _)| l == p).map(|(_, v)| v.clone()).or_else(|| d.clone()).unwrap_or(Value::NULL))
+                    .map(|(p, d)| {
+                        args.iter()
+                            .find(|(l, _)| l == p)
+                            .map(|(_, v)| v.clone())
+                            .or_else(|| d.clone())
+                            .unwrap_or(Value::NULL)
+                    })
                     .collect();
                 let _ = generics;
                 self.native(m, *index, &mut ordered, &[])
@@ -95,12 +132,32 @@ impl Ctx {
     }
 
     /// Arranges labelled arguments in a function's parameter order.
-    fn order_args(&self, m: &Machine, fun: FunId, args: &[(Arc<str>, Value)]) -> Vec<Option<Value>> {
-        m.funs[fun.0 as usize].params.iter().map(|p| args.iter().find(|(l, _)| *l == p.name).map(|(_, v)| v.clone())).collect()
+    fn order_args(
+        &self,
+        m: &Machine,
+        fun: FunId,
+        args: &[(Arc<str>, Value)],
+    ) -> Vec<Option<Value>> {
+        m.funs[fun.0 as usize]
+            .params
+            .iter()
+            .map(|p| {
+                args.iter()
+                    .find(|(l, _)| *l == p.name)
+                    .map(|(_, v)| v.clone())
+            })
+            .collect()
     }
 
     /// Runs a function with captured values and positional arguments (`None`: absent).
-    pub(crate) fn call_fun(&mut self, m: &Machine, fun: FunId, captures: &[Value], args: Vec<Option<Value>>, itself: Option<&Value>) -> R {
+    pub(crate) fn call_fun(
+        &mut self,
+        m: &Machine,
+        fun: FunId,
+        captures: &[Value],
+        args: Vec<Option<Value>>,
+        itself: Option<&Value>,
+    ) -> R {
         let f = &m.funs[fun.0 as usize];
         let mut frame = self.frame(f.slots);
         for (slot, v) in f.capture_slots.iter().zip(captures) {
@@ -165,7 +222,10 @@ impl Ctx {
         }
         let result = match result {
             Err(c) => match *c {
-                Control::Return { activation: a, value } if a == 0 || a == activation => Ok(value),
+                Control::Return {
+                    activation: a,
+                    value,
+                } if a == 0 || a == activation => Ok(value),
                 other => Err(Box::new(other)),
             },
             ok => ok,
@@ -176,7 +236,13 @@ impl Ctx {
         }
     }
 
-    fn native(&mut self, m: &Machine, index: u32, args: &mut [Value], schemas: &[serde_json::Value]) -> R {
+    fn native(
+        &mut self,
+        m: &Machine,
+        index: u32,
+        args: &mut [Value],
+        schemas: &[serde_json::Value],
+    ) -> R {
         let f = m.natives[index as usize];
         match f(self, NativeCall { args, schemas }) {
             Err(c) => match *c {
@@ -188,7 +254,11 @@ impl Ctx {
     }
 
     fn stopped(&self) -> bool {
-        self.m.interrupted.load(Ordering::Relaxed) || self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+        self.m.interrupted.load(Ordering::Relaxed)
+            || self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     /// Counts a call or iteration against the machine's step limit.
@@ -210,14 +280,21 @@ impl Ctx {
     pub(crate) fn perform(&mut self, m: &Machine, request: u32, args: Vec<Value>) -> R {
         let mut cur = self.handlers.clone();
         while let Some(frame) = cur {
-            if let Some(ci) = frame.handle.clauses.iter().position(|c| c.request == request) {
+            if let Some(ci) = frame
+                .handle
+                .clauses
+                .iter()
+                .position(|c| c.request == request)
+            {
                 return self.run_clause(m, &frame, ci, args);
             }
             cur = frame.parent.clone();
         }
         let info = &m.requests[request as usize];
         if Some(request) == m.throw_request {
-            return Err(ctl(Control::Throw(args.into_iter().next().unwrap_or(Value::NULL))));
+            return Err(ctl(Control::Throw(
+                args.into_iter().next().unwrap_or(Value::NULL),
+            )));
         }
         let mut record = Record::new();
         for (p, v) in info.params.iter().zip(args) {
@@ -225,12 +302,21 @@ impl Ctx {
         }
         let args = Value::record(record);
         if info.never {
-            return Err(ctl(Control::Unhandled { request: info.name.clone(), args }));
+            return Err(ctl(Control::Unhandled {
+                request: info.name.clone(),
+                args,
+            }));
         }
         match m.host.escalate(info, &args) {
             Escalation::Answer(v) => Ok(v),
-            Escalation::NoAnswer => Err(ctl(Control::Unhandled { request: info.name.clone(), args })),
-            Escalation::BadAnswer(failures) => Err(ctl(Control::BadAnswer { request: info.name.clone(), failures })),
+            Escalation::NoAnswer => Err(ctl(Control::Unhandled {
+                request: info.name.clone(),
+                args,
+            })),
+            Escalation::BadAnswer(failures) => Err(ctl(Control::BadAnswer {
+                request: info.name.clone(),
+                failures,
+            })),
         }
     }
 
@@ -241,9 +327,21 @@ impl Ctx {
         self.run_clause_body(m, frame, clause, captures, args, true)
     }
 
-    fn run_clause_body(&mut self, m: &Machine, frame: &Arc<HFrame>, clause: &Clause, captures: &[Value], args: Vec<Value>, resumes: bool) -> R {
+    fn run_clause_body(
+        &mut self,
+        m: &Machine,
+        frame: &Arc<HFrame>,
+        clause: &Clause,
+        captures: &[Value],
+        args: Vec<Value>,
+        resumes: bool,
+    ) -> R {
         let sequential = !frame.handle.parallel;
-        let guard = if sequential { Some(frame.state.lock().unwrap_or_else(|e| e.into_inner())) } else { None };
+        let guard = if sequential {
+            Some(frame.state.lock().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            None
+        };
         let state: Vec<Value> = match &guard {
             Some(g) => (*g).clone(),
             None => frame.state.lock().map(|g| g.clone()).unwrap_or_default(),
@@ -254,19 +352,22 @@ impl Ctx {
         let saved = std::mem::replace(&mut self.handlers, frame.parent.clone());
         let result = self.call_clause_fun(m, clause, captures, all, id);
         self.handlers = saved;
-        let apply = |updates: Vec<(u32, Value)>, guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| match guard {
-            Some(mut g) => {
-                for (i, v) in updates {
-                    if let Some(slot) = g.get_mut(i as usize) {
-                        *slot = v;
-                    }
-                }
-            }
-            None => {
-                if let Ok(mut g) = frame.state.lock() {
+        let apply = |updates: Vec<(u32, Value)>,
+                     guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| {
+            match guard {
+                Some(mut g) => {
                     for (i, v) in updates {
                         if let Some(slot) = g.get_mut(i as usize) {
                             *slot = v;
+                        }
+                    }
+                }
+                None => {
+                    if let Ok(mut g) = frame.state.lock() {
+                        for (i, v) in updates {
+                            if let Some(slot) = g.get_mut(i as usize) {
+                                *slot = v;
+                            }
                         }
                     }
                 }
@@ -275,20 +376,41 @@ impl Ctx {
         match result {
             Ok(v) => {
                 drop(guard);
-                if resumes { Ok(v) } else { Err(ctl(Control::Break { target: frame.id, value: v })) }
+                if resumes {
+                    Ok(v)
+                } else {
+                    Err(ctl(Control::Break {
+                        target: frame.id,
+                        value: v,
+                    }))
+                }
             }
             Err(c) => match *c {
-                Control::Next { target, value, updates } if target == id => {
+                Control::Next {
+                    target,
+                    value,
+                    updates,
+                } if target == id => {
                     apply(updates, guard);
                     Ok(value)
                 }
-                Control::Break { target, value } if target == id => Err(ctl(Control::Break { target: frame.id, value })),
+                Control::Break { target, value } if target == id => Err(ctl(Control::Break {
+                    target: frame.id,
+                    value,
+                })),
                 other => Err(Box::new(other)),
             },
         }
     }
 
-    fn call_clause_fun(&mut self, m: &Machine, clause: &Clause, captures: &[Value], args: Vec<Option<Value>>, id: u64) -> R {
+    fn call_clause_fun(
+        &mut self,
+        m: &Machine,
+        clause: &Clause,
+        captures: &[Value],
+        args: Vec<Option<Value>>,
+        id: u64,
+    ) -> R {
         let f = &m.funs[clause.fun.0 as usize];
         let mut frame = self.frame(f.slots);
         for (slot, v) in f.capture_slots.iter().zip(captures) {
@@ -312,7 +434,14 @@ impl Ctx {
         while let Some(frame) = cur {
             if let (Some(clause), Some(captures)) = (&frame.handle.panic, &frame.panic_captures) {
                 let captures = captures.clone();
-                return match self.run_clause_body(m, &frame, clause, &captures, vec![Value::str(msg)], false) {
+                return match self.run_clause_body(
+                    m,
+                    &frame,
+                    clause,
+                    &captures,
+                    vec![Value::str(msg)],
+                    false,
+                ) {
                     Err(c) => c,
                     Ok(_) => ctl(Control::Failed("internal: panic clause resumed".into())),
                 };
@@ -330,7 +459,14 @@ impl Ctx {
         let captures = h.clauses.iter().map(|c| take(frame, &c.captures)).collect();
         let panic_captures = h.panic.as_ref().map(|c| take(frame, &c.captures));
         let id = self.fresh_id();
-        let hf = Arc::new(HFrame { id, handle: h.clone(), captures, panic_captures, state: Mutex::new(state), parent: self.handlers.clone() });
+        let hf = Arc::new(HFrame {
+            id,
+            handle: h.clone(),
+            captures,
+            panic_captures,
+            state: Mutex::new(state),
+            parent: self.handlers.clone(),
+        });
         let saved = std::mem::replace(&mut self.handlers, Some(hf.clone()));
         let result = self.eval(m, frame, &h.body);
         self.handlers = saved;
@@ -397,7 +533,12 @@ impl Ctx {
                 let v = self.enter(m, *fun, callee_frame)?;
                 Ok(if *private { v.with_private(true) } else { v })
             }
-            Expr::CallNative { native, args, schemas, .. } => {
+            Expr::CallNative {
+                native,
+                args,
+                schemas,
+                ..
+            } => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
                     values.push(self.eval(m, frame, a)?);
@@ -417,7 +558,10 @@ impl Ctx {
                 for a in args {
                     fields.push(self.eval(m, frame, a)?);
                 }
-                Ok(Value::new(V::Data(Arc::new(DataValue { ctor: ctor.clone(), fields }))))
+                Ok(Value::new(V::Data(Arc::new(DataValue {
+                    ctor: ctor.clone(),
+                    fields,
+                }))))
             }
             Expr::CallValue { callee, args } => {
                 let c = self.eval(m, frame, callee)?;
@@ -427,13 +571,22 @@ impl Ctx {
                 }
                 self.call_in(m, &c, values)
             }
-            Expr::Partial { callee, supplied, holes } => {
+            Expr::Partial {
+                callee,
+                supplied,
+                holes,
+            } => {
                 let c = self.eval(m, frame, callee)?;
                 let mut values = Vec::with_capacity(supplied.len());
                 for (l, a) in supplied {
                     values.push((l.clone(), self.eval(m, frame, a)?));
                 }
-                Ok(Value::callable(Callable::Partial { callee: c, supplied: values, holes: holes.clone(), id: next_closure_id() }))
+                Ok(Value::callable(Callable::Partial {
+                    callee: c,
+                    supplied: values,
+                    holes: holes.clone(),
+                    id: next_closure_id(),
+                }))
             }
             Expr::Binary(op, l, r) => {
                 let a = self.operand(m, frame, l)?;
@@ -457,7 +610,11 @@ impl Ctx {
                     (UnOp::Not, V::Bool(b)) => Value::bool(!b),
                     (UnOp::Neg, V::Int(n)) => Value::int(if *n == 0.0 { 0.0 } else { -n }),
                     (UnOp::Neg, V::Num(n)) => Value::num(-n),
-                    _ => return Err(self.raise_panic(m, "internal: operand of the wrong kind".into())),
+                    _ => {
+                        return Err(
+                            self.raise_panic(m, "internal: operand of the wrong kind".into())
+                        );
+                    }
                 };
                 Ok(v.with_private(p))
             }
@@ -485,7 +642,8 @@ impl Ctx {
                 Ok(Value::array(values))
             }
             Expr::ParallelTuple(items) => {
-                let results = self.parallel(m, frame, items.iter().map(|i| (i, None)).collect(), None)?;
+                let results =
+                    self.parallel(m, frame, items.iter().map(|i| (i, None)).collect(), None)?;
                 Ok(Value::array(results))
             }
             Expr::Record(entries) => {
@@ -514,28 +672,52 @@ impl Ctx {
             }
             Expr::For(f) => self.for_loop(m, frame, f),
             Expr::Closure { fun, captures } => {
-                let captured: Box<[Value]> = captures.iter().map(|s| frame[*s as usize].clone()).collect();
-                Ok(Value::callable(Callable::Closure { fun: *fun, captures: captured, id: next_closure_id() }))
+                let captured: Box<[Value]> = captures
+                    .iter()
+                    .map(|s| frame[*s as usize].clone())
+                    .collect();
+                Ok(Value::callable(Callable::Closure {
+                    fun: *fun,
+                    captures: captured,
+                    id: next_closure_id(),
+                }))
             }
             Expr::Handle(h) => self.handle(m, frame, h),
             Expr::Return(value, slot) => {
                 let v = self.eval(m, frame, value)?;
                 let activation = slot.map(|s| id_of(&frame[s as usize])).unwrap_or(0);
-                Err(ctl(Control::Return { activation, value: v }))
+                Err(ctl(Control::Return {
+                    activation,
+                    value: v,
+                }))
             }
-            Expr::Next { target, value, updates } => {
+            Expr::Next {
+                target,
+                value,
+                updates,
+            } => {
                 let v = self.eval(m, frame, value)?;
                 let mut ups = Vec::with_capacity(updates.len());
                 for (i, e) in updates {
                     ups.push((*i, self.eval(m, frame, e)?));
                 }
-                Err(ctl(Control::Next { target: id_of(&frame[*target as usize]), value: v, updates: ups }))
+                Err(ctl(Control::Next {
+                    target: id_of(&frame[*target as usize]),
+                    value: v,
+                    updates: ups,
+                }))
             }
             Expr::Break { target, value } => {
                 let v = self.eval(m, frame, value)?;
-                Err(ctl(Control::Break { target: id_of(&frame[*target as usize]), value: v }))
+                Err(ctl(Control::Break {
+                    target: id_of(&frame[*target as usize]),
+                    value: v,
+                }))
             }
-            Expr::HandlerValue(_) => Err(self.raise_panic(m, "internal: handler values applied explicitly are not supported yet (K4001)".into())),
+            Expr::HandlerValue(_) => Err(self.raise_panic(
+                m,
+                "internal: handler values applied explicitly are not supported yet (K4001)".into(),
+            )),
         }
     }
 
@@ -551,7 +733,11 @@ impl Ctx {
 
     fn for_loop(&mut self, m: &Machine, frame: &mut [Value], f: &crate::ir::ForLoop) -> R {
         let source = self.eval(m, frame, &f.source)?;
-        let V::Array(items) = &source.v else { return Err(self.raise_panic(m, "internal: iterating a value that is not an array".into())) };
+        let V::Array(items) = &source.v else {
+            return Err(
+                self.raise_panic(m, "internal: iterating a value that is not an array".into())
+            );
+        };
         let items = items.clone();
         for (slot, init) in &f.vars {
             let v = self.eval(m, frame, init)?;
@@ -561,7 +747,15 @@ impl Ctx {
         frame[f.target as usize] = Value::int(id as f64);
         let mut results = Vec::with_capacity(items.len());
         if f.parallel && items.len() > 1 {
-            let branches: Vec<(&Expr, Option<(&Pat, Value)>)> = items.iter().map(|item| (&f.body, Some((&f.pat, item.clone().with_private(source.private))))).collect();
+            let branches: Vec<(&Expr, Option<(&Pat, Value)>)> = items
+                .iter()
+                .map(|item| {
+                    (
+                        &f.body,
+                        Some((&f.pat, item.clone().with_private(source.private))),
+                    )
+                })
+                .collect();
             match self.parallel(m, frame, branches, Some(id)) {
                 Ok(values) => results = values,
                 Err(c) => match *c {
@@ -582,7 +776,11 @@ impl Ctx {
                 match self.eval(m, frame, &f.body) {
                     Ok(v) => results.push(v),
                     Err(c) => match *c {
-                        Control::Next { target, value, updates } if target == id => {
+                        Control::Next {
+                            target,
+                            value,
+                            updates,
+                        } if target == id => {
                             for (slot, v) in updates {
                                 frame[slot as usize] = v;
                             }
@@ -610,7 +808,13 @@ impl Ctx {
 
     /// Evaluates branches concurrently, each on its own thread with a copy of the frame;
     /// results in source order. A failing branch cancels the others; its failure propagates.
-    fn parallel(&mut self, m: &Machine, frame: &mut [Value], branches: Vec<(&Expr, Option<(&Pat, Value)>)>, loop_id: Option<u64>) -> Result<Vec<Value>, Ctl> {
+    fn parallel(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        branches: Vec<(&Expr, Option<(&Pat, Value)>)>,
+        loop_id: Option<u64>,
+    ) -> Result<Vec<Value>, Ctl> {
         let cancel = Arc::new(AtomicBool::new(false));
         let n = branches.len();
         let mut outcomes: Vec<Option<R>> = (0..n).map(|_| None).collect();
@@ -633,7 +837,9 @@ impl Ctx {
                     let r = match r {
                         // A `next` aimed at this loop's iteration is its value.
                         Err(c) => match *c {
-                            Control::Next { target, value, .. } if Some(target) == loop_id => Ok(value),
+                            Control::Next { target, value, .. } if Some(target) == loop_id => {
+                                Ok(value)
+                            }
                             other => Err(Box::new(other)),
                         },
                         other => other,
@@ -647,8 +853,14 @@ impl Ctx {
             }
             for (i, h) in handles {
                 outcomes[i] = Some(match h {
-                    Ok(h) => h.join().unwrap_or_else(|_| Err(ctl(Control::Failed("internal: a parallel branch crashed".into())))),
-                    Err(e) => Err(ctl(Control::Failed(format!("cannot start a parallel branch: {e}").into()))),
+                    Ok(h) => h.join().unwrap_or_else(|_| {
+                        Err(ctl(Control::Failed(
+                            "internal: a parallel branch crashed".into(),
+                        )))
+                    }),
+                    Err(e) => Err(ctl(Control::Failed(
+                        format!("cannot start a parallel branch: {e}").into(),
+                    ))),
                 });
             }
         });
@@ -659,7 +871,12 @@ impl Ctx {
                 Ok(v) => values.push(v),
                 Err(c) => {
                     let interrupted = matches!(*c, Control::Interrupted);
-                    if failure.is_none() || (!interrupted && failure.as_ref().is_some_and(|f| matches!(**f, Control::Interrupted))) {
+                    if failure.is_none()
+                        || (!interrupted
+                            && failure
+                                .as_ref()
+                                .is_some_and(|f| matches!(**f, Control::Interrupted)))
+                    {
                         failure = Some(c);
                     }
                 }
@@ -688,7 +905,9 @@ impl Ctx {
             Pat::Tuple(ps) => match &v.v {
                 V::Array(items) if items.len() == ps.len() => {
                     let items = items.clone();
-                    ps.iter().zip(items.iter()).all(|(p, x)| self.bind(frame, p, &x.clone().with_private(v.private)))
+                    ps.iter()
+                        .zip(items.iter())
+                        .all(|(p, x)| self.bind(frame, p, &x.clone().with_private(v.private)))
                 }
                 _ => false,
             },
@@ -736,7 +955,12 @@ fn take(frame: &[Value], slots: &[u32]) -> Vec<Value> {
 pub(crate) fn field(v: &Value, key: &str) -> Value {
     let found = match &v.v {
         V::Record(r) => r.get(key).cloned(),
-        V::Data(d) => d.ctor.fields.iter().position(|f| &**f == key).and_then(|i| d.fields.get(i).cloned()),
+        V::Data(d) => d
+            .ctor
+            .fields
+            .iter()
+            .position(|f| &**f == key)
+            .and_then(|i| d.fields.get(i).cloned()),
         _ => None,
     };
     found.unwrap_or(Value::NULL).with_private(v.private)
@@ -749,7 +973,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
         BinOp::Eq => Value::bool(equal(a, b)),
         BinOp::NotEq => Value::bool(!equal(a, b)),
         BinOp::And | BinOp::Or => match (&a.v, &b.v) {
-            (V::Bool(x), V::Bool(y)) => Value::bool(if op == BinOp::And { *x && *y } else { *x || *y }),
+            (V::Bool(x), V::Bool(y)) => {
+                Value::bool(if op == BinOp::And { *x && *y } else { *x || *y })
+            }
             _ => return Err("internal: operand of the wrong kind".into()),
         },
         BinOp::Concat => match (&a.v, &b.v) {
@@ -765,7 +991,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
             let ord = match (&a.v, &b.v) {
                 (V::Int(x) | V::Num(x), V::Int(y) | V::Num(y)) => x.partial_cmp(y),
                 (V::Str(x), V::Str(y)) => Some(x.chars().cmp(y.chars())),
-                (V::Int(_) | V::Num(_), V::Str(_)) | (V::Str(_), V::Int(_) | V::Num(_)) => return Err("cannot compare a number with a string".into()),
+                (V::Int(_) | V::Num(_), V::Str(_)) | (V::Str(_), V::Int(_) | V::Num(_)) => {
+                    return Err("cannot compare a number with a string".into());
+                }
                 _ => return Err("internal: operand of the wrong kind".into()),
             };
             use std::cmp::Ordering::*;
@@ -832,6 +1060,10 @@ fn int_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
 /// Floor modulo computed exactly from the truncating remainder (§8.2).
 pub fn floor_mod(a: f64, b: f64) -> f64 {
     let r = a % b;
-    let r = if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r };
+    let r = if r != 0.0 && (r < 0.0) != (b < 0.0) {
+        r + b
+    } else {
+        r
+    };
     if r == 0.0 { 0.0 } else { r }
 }

@@ -3,6 +3,7 @@
 
 pub mod callable;
 pub mod control;
+pub mod eval;
 pub mod ir;
 pub mod lower;
 pub mod machine;
@@ -10,7 +11,6 @@ pub mod native;
 pub mod reflect;
 pub mod value;
 pub mod wire;
-pub mod eval;
 
 /// The stack of each thread that runs a parallel branch (virtual memory; pages are committed
 /// only as deep recursion touches them).

@@ -30,12 +30,21 @@ impl TyEnv for Env<'_> {
 
     fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {
         match self.checked.decls.get(&id) {
-            Some(DeclInfo::Data { generics, fields, .. }) => {
+            Some(DeclInfo::Data {
+                generics, fields, ..
+            }) => {
                 let mut subst = Subst::default();
                 for (g, a) in generics.iter().zip(args) {
                     subst.generics.insert(*g, a.clone());
                 }
-                fields.iter().map(|f| Field { name: f.name.clone(), ty: subst.ty(&f.ty), optional: false }).collect()
+                fields
+                    .iter()
+                    .map(|f| Field {
+                        name: f.name.clone(),
+                        ty: subst.ty(&f.ty),
+                        optional: false,
+                    })
+                    .collect()
             }
             _ => Vec::new(),
         }
@@ -43,17 +52,27 @@ impl TyEnv for Env<'_> {
 
     fn variances(&self, id: DeclRef) -> Vec<Variance> {
         match self.checked.decls.get(&id) {
-            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => variances.clone(),
+            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => {
+                variances.clone()
+            }
             _ => Vec::new(),
         }
     }
 
     fn generic_name(&self, id: GenericId) -> String {
-        self.checked.generics.get(&id).map(|g| g.name.clone()).unwrap_or_default()
+        self.checked
+            .generics
+            .get(&id)
+            .map(|g| g.name.clone())
+            .unwrap_or_default()
     }
 
     fn generic_bound(&self, id: GenericId) -> Ty {
-        self.checked.generics.get(&id).and_then(|g| g.bound.clone()).unwrap_or_else(Ty::unknown)
+        self.checked
+            .generics
+            .get(&id)
+            .and_then(|g| g.bound.clone())
+            .unwrap_or_else(Ty::unknown)
     }
 }
 
@@ -83,7 +102,13 @@ struct FnCx {
 
 impl FnCx {
     fn new(kind: FnKind) -> FnCx {
-        FnCx { kind, slots: 0, map: HashMap::new(), captures: Vec::new(), activation: None }
+        FnCx {
+            kind,
+            slots: 0,
+            map: HashMap::new(),
+            captures: Vec::new(),
+            activation: None,
+        }
     }
 
     fn alloc(&mut self) -> Slot {
@@ -115,7 +140,13 @@ struct Lowering<'a> {
 
 /// Lowers a checked program. `deferred` natives (declared but implemented by a later part of
 /// the runtime) panic with a clear message when called.
-pub fn lower(program: &Program, checked: &Checked, table: &NativeTable, deferred: NativeFn, host: Arc<dyn Host>) -> Machine {
+pub fn lower(
+    program: &Program,
+    checked: &Checked,
+    table: &NativeTable,
+    deferred: NativeFn,
+    host: Arc<dyn Host>,
+) -> Machine {
     let mut l = Lowering {
         program,
         checked,
@@ -140,7 +171,10 @@ pub fn lower(program: &Program, checked: &Checked, table: &NativeTable, deferred
     for (mi, module) in program.modules.iter().enumerate() {
         for (di, decl) in module.ast.decls.iter().enumerate() {
             if let ast::Decl::Agent(a) = decl {
-                let r = DeclRef { module: ModuleId(mi as u32), index: di as u32 };
+                let r = DeclRef {
+                    module: ModuleId(mi as u32),
+                    index: di as u32,
+                };
                 l.file = module.file;
                 l.module = ModuleId(mi as u32);
                 l.top_agent(r, a);
@@ -154,7 +188,10 @@ pub fn lower(program: &Program, checked: &Checked, table: &NativeTable, deferred
         let name: Arc<str> = checked.names.get(r).cloned().unwrap_or_default().into();
         by_name.insert(name.clone(), l.globals[g.0 as usize].clone());
         if let Some(sig) = checked.signatures.get(r) {
-            let requests = types::schema::requests_schema(&env, &sig.row, &|req: DeclRef, args: &[GenArg]| request_sig(checked, req, args));
+            let requests =
+                types::schema::requests_schema(&env, &sig.row, &|req: DeclRef, args: &[GenArg]| {
+                    request_sig(checked, req, args)
+                });
             metadata.insert(
                 name.clone(),
                 Metadata {
@@ -167,10 +204,21 @@ pub fn lower(program: &Program, checked: &Checked, table: &NativeTable, deferred
             );
         }
     }
-    let ctors = l.ctors.values().map(|c| (c.name.clone(), c.clone())).collect();
-    let throw_request = program.module_by_name("prelude").and_then(|m| program.names.value(m, "throw")).and_then(|r| l.request_of.get(&r).copied());
+    let ctors = l
+        .ctors
+        .values()
+        .map(|c| (c.name.clone(), c.clone()))
+        .collect();
+    let throw_request = program
+        .module_by_name("prelude")
+        .and_then(|m| program.names.value(m, "throw"))
+        .and_then(|r| l.request_of.get(&r).copied());
     Machine {
-        funs: l.funs.into_iter().map(|f| f.unwrap_or_else(empty_fun)).collect(),
+        funs: l
+            .funs
+            .into_iter()
+            .map(|f| f.unwrap_or_else(empty_fun))
+            .collect(),
         globals: l.globals,
         requests: l.requests,
         natives: l.natives,
@@ -235,56 +283,122 @@ impl<'a> Lowering<'a> {
         let program = self.program;
         for (mi, module) in program.modules.iter().enumerate() {
             for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef { module: ModuleId(mi as u32), index: di as u32 };
-                let name: Arc<str> = self.checked.names.get(&r).cloned().unwrap_or_default().into();
+                let r = DeclRef {
+                    module: ModuleId(mi as u32),
+                    index: di as u32,
+                };
+                let name: Arc<str> = self
+                    .checked
+                    .names
+                    .get(&r)
+                    .cloned()
+                    .unwrap_or_default()
+                    .into();
                 let value = match decl {
                     ast::Decl::Agent(_) => {
                         let fun = FunId(self.funs.len() as u32);
                         self.funs.push(None);
                         self.agent_funs.insert(r, fun);
-                        Callable::Agent { fun, decl: r, name, generics: None }
+                        Callable::Agent {
+                            fun,
+                            decl: r,
+                            name,
+                            generics: None,
+                        }
                     }
                     ast::Decl::Request(d) => {
                         let index = self.requests.len() as u32;
                         let sig = self.checked.signatures.get(&r);
-                        let env = Env { checked: self.checked };
+                        let env = Env {
+                            checked: self.checked,
+                        };
                         let (answer_schema, answer_type, never) = match sig {
-                            Some(s) => (types::schema::schema_of(&env, &s.ret), types::render_ty(&env, &s.ret), s.ret.is_never()),
+                            Some(s) => (
+                                types::schema::schema_of(&env, &s.ret),
+                                types::render_ty(&env, &s.ret),
+                                s.ret.is_never(),
+                            ),
                             None => (serde_json::json!({}), "unknown".into(), false),
                         };
                         self.requests.push(RequestInfo {
                             decl: r,
                             name: name.clone(),
-                            params: d.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect(),
-                            defaults: d.params.iter().map(|p| p.default.as_ref().map(|l| literal(&l.kind))).collect(),
-                            doc: d.doc.as_ref().map(|d| d.text.as_str()).unwrap_or_default().into(),
+                            params: d
+                                .params
+                                .iter()
+                                .map(|p| Arc::from(p.name.text.as_str()))
+                                .collect(),
+                            defaults: d
+                                .params
+                                .iter()
+                                .map(|p| p.default.as_ref().map(|l| literal(&l.kind)))
+                                .collect(),
+                            doc: d
+                                .doc
+                                .as_ref()
+                                .map(|d| d.text.as_str())
+                                .unwrap_or_default()
+                                .into(),
                             never,
                             answer_schema,
                             answer_type,
                         });
                         self.request_of.insert(r, index);
-                        Callable::Request { decl: r, name, generics: None }
+                        Callable::Request {
+                            decl: r,
+                            name,
+                            generics: None,
+                        }
                     }
                     ast::Decl::Data(d) => {
                         let ctor = Arc::new(Ctor {
                             name: name.clone(),
-                            fields: d.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect(),
-                            defaults: d.params.iter().map(|p| p.default.as_ref().map(|l| literal(&l.kind))).collect(),
+                            fields: d
+                                .params
+                                .iter()
+                                .map(|p| Arc::from(p.name.text.as_str()))
+                                .collect(),
+                            defaults: d
+                                .params
+                                .iter()
+                                .map(|p| p.default.as_ref().map(|l| literal(&l.kind)))
+                                .collect(),
                         });
                         self.ctors.insert(r, ctor.clone());
-                        Callable::Constructor { decl: r, ctor, generics: None }
+                        Callable::Constructor {
+                            decl: r,
+                            ctor,
+                            generics: None,
+                        }
                     }
-                    ast::Decl::Primitive(ast::PrimitiveDecl { params, .. }) | ast::Decl::External(ast::ExternalDecl { params, .. }) => {
+                    ast::Decl::Primitive(ast::PrimitiveDecl { params, .. })
+                    | ast::Decl::External(ast::ExternalDecl { params, .. }) => {
                         let index = self.natives.len() as u32;
                         self.natives.push(table.get(&name).unwrap_or(deferred));
                         self.native_names.push(name.clone());
-                        self.native_params.push(params.iter().map(|p| (Arc::from(p.name.text.as_str()), p.default.as_ref().map(|l| literal(&l.kind)))).collect());
+                        self.native_params.push(
+                            params
+                                .iter()
+                                .map(|p| {
+                                    (
+                                        Arc::from(p.name.text.as_str()),
+                                        p.default.as_ref().map(|l| literal(&l.kind)),
+                                    )
+                                })
+                                .collect(),
+                        );
                         self.native_of.insert(r, index);
-                        Callable::Native { index, decl: r, name, generics: None }
+                        Callable::Native {
+                            index,
+                            decl: r,
+                            name,
+                            generics: None,
+                        }
                     }
                     ast::Decl::Import(_) | ast::Decl::Synonym(_) => continue,
                 };
-                self.global_of.insert(r, GlobalId(self.globals.len() as u32));
+                self.global_of
+                    .insert(r, GlobalId(self.globals.len() as u32));
                 self.globals.push(Value::callable(value));
             }
         }
@@ -313,7 +427,9 @@ impl<'a> Lowering<'a> {
     /// The slot of a key in the current function, capturing it from enclosing functions.
     fn slot_of(&mut self, key: Key) -> Option<Slot> {
         let depth = self.stack.len().checked_sub(1)?;
-        let owner = (0..=depth).rev().find(|&i| self.stack[i].map.contains_key(&key))?;
+        let owner = (0..=depth)
+            .rev()
+            .find(|&i| self.stack[i].map.contains_key(&key))?;
         for j in owner + 1..=depth {
             if !self.stack[j].map.contains_key(&key) {
                 let slot = self.stack[j].alloc();
@@ -332,11 +448,31 @@ impl<'a> Lowering<'a> {
     }
 
     /// Finishes the innermost function: its captures, as slots of the enclosing function.
-    fn finish(&mut self, body: Expr, params: Vec<Param>, name: Arc<str>, decl: Option<DeclRef>, private: bool, doc: Arc<str>, self_slot: Option<Slot>) -> (FunId, Vec<Slot>) {
+    fn finish(
+        &mut self,
+        body: Expr,
+        params: Vec<Param>,
+        name: Arc<str>,
+        decl: Option<DeclRef>,
+        private: bool,
+        doc: Arc<str>,
+        self_slot: Option<Slot>,
+    ) -> (FunId, Vec<Slot>) {
         let cx = self.stack.pop().unwrap_or_else(|| FnCx::new(FnKind::Agent));
         let capture_slots: Vec<Slot> = cx.captures.iter().map(|(_, s)| *s).collect();
         let keys: Vec<Key> = cx.captures.iter().map(|(k, _)| *k).collect();
-        let fun = Fun { name, decl, capture_slots, self_slot, params, slots: cx.slots, activation_slot: cx.activation, body, private, doc };
+        let fun = Fun {
+            name,
+            decl,
+            capture_slots,
+            self_slot,
+            params,
+            slots: cx.slots,
+            activation_slot: cx.activation,
+            body,
+            private,
+            doc,
+        };
         let id = match decl.and_then(|d| self.agent_funs.get(&d).copied()) {
             Some(id) => {
                 self.funs[id.0 as usize] = Some(fun);
@@ -355,8 +491,19 @@ impl<'a> Lowering<'a> {
         self.stack.push(FnCx::new(FnKind::Agent));
         let params = self.params(&a.params, Some(r));
         let body = self.block(&a.body.items);
-        let name: Arc<str> = self.checked.names.get(&r).cloned().unwrap_or_default().into();
-        let doc: Arc<str> = a.doc.as_ref().map(|d| d.text.as_str()).unwrap_or_default().into();
+        let name: Arc<str> = self
+            .checked
+            .names
+            .get(&r)
+            .cloned()
+            .unwrap_or_default()
+            .into();
+        let doc: Arc<str> = a
+            .doc
+            .as_ref()
+            .map(|d| d.text.as_str())
+            .unwrap_or_default()
+            .into();
         self.finish(body, params, name, Some(r), a.private, doc, None);
     }
 
@@ -366,19 +513,33 @@ impl<'a> Lowering<'a> {
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let private = sig.and_then(|s| s.params.get(i)).is_some_and(|s| s.ty.attr.is_private());
+                let private = sig
+                    .and_then(|s| s.params.get(i))
+                    .is_some_and(|s| s.ty.attr.is_private());
                 match &p.kind {
                     ast::ParamKind::Plain { default, .. } => {
                         let slot = match self.local_key(p.name.span) {
                             Some(k) => self.new_slot(k),
                             None => self.temp_slot(),
                         };
-                        Param { name: p.name.text.as_str().into(), slot, default: default.as_ref().map(|l| literal(&l.kind)), pattern: None, private }
+                        Param {
+                            name: p.name.text.as_str().into(),
+                            slot,
+                            default: default.as_ref().map(|l| literal(&l.kind)),
+                            pattern: None,
+                            private,
+                        }
                     }
                     ast::ParamKind::Destructure(pattern) => {
                         let slot = self.temp_slot();
                         let pat = self.pattern(pattern);
-                        Param { name: p.name.text.as_str().into(), slot, default: None, pattern: Some(pat), private }
+                        Param {
+                            name: p.name.text.as_str().into(),
+                            slot,
+                            default: None,
+                            pattern: Some(pat),
+                            private,
+                        }
                     }
                 }
             })
@@ -420,24 +581,38 @@ impl<'a> Lowering<'a> {
                 ItemKind::Expr(e) => {
                     let v = self.expr(e);
                     if last {
-                        return if stmts.is_empty() { v } else { Expr::Block(stmts, Box::new(v)) };
+                        return if stmts.is_empty() {
+                            v
+                        } else {
+                            Expr::Block(stmts, Box::new(v))
+                        };
                     }
                     stmts.push(Stmt::Expr(v));
                 }
                 ItemKind::Return(e) => {
-                    let v = e.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::Const(Value::NULL));
+                    let v = e
+                        .as_ref()
+                        .map(|e| self.expr(e))
+                        .unwrap_or(Expr::Const(Value::NULL));
                     let target = self.return_target();
                     stmts.push(Stmt::Expr(Expr::Return(Box::new(v), target)));
                     return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
                 }
                 ItemKind::Next { value, updates } => {
-                    let v = value.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::Const(Value::NULL));
-                    let jump = self.jump(item.span, updates.as_deref().unwrap_or_default(), v, true);
+                    let v = value
+                        .as_ref()
+                        .map(|e| self.expr(e))
+                        .unwrap_or(Expr::Const(Value::NULL));
+                    let jump =
+                        self.jump(item.span, updates.as_deref().unwrap_or_default(), v, true);
                     stmts.push(Stmt::Expr(jump));
                     return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
                 }
                 ItemKind::Break(value) => {
-                    let v = value.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::Const(Value::NULL));
+                    let v = value
+                        .as_ref()
+                        .map(|e| self.expr(e))
+                        .unwrap_or(Expr::Const(Value::NULL));
                     let jump = self.jump(item.span, &[], v, false);
                     stmts.push(Stmt::Expr(jump));
                     return Expr::Block(stmts, Box::new(Expr::Const(Value::NULL)));
@@ -462,14 +637,27 @@ impl<'a> Lowering<'a> {
 
     /// `next`/`break`: the target slot and, for `next … with`, the updates (slots of a `for`'s
     /// vars, or indices into a handler's state).
-    fn jump(&mut self, item_span: Span, updates: &[ast::Modifier], value: Expr, is_next: bool) -> Expr {
-        let Some(target) = self.program.names.jump(self.file, item_span) else { return Expr::Const(Value::NULL) };
+    fn jump(
+        &mut self,
+        item_span: Span,
+        updates: &[ast::Modifier],
+        value: Expr,
+        is_next: bool,
+    ) -> Expr {
+        let Some(target) = self.program.names.jump(self.file, item_span) else {
+            return Expr::Const(Value::NULL);
+        };
         let span = match target {
             JumpTarget::For(s) | JumpTarget::Clause(s) => s,
         };
-        let Some(slot) = self.slot_of(Key::Target(self.file, span.start)) else { return Expr::Const(Value::NULL) };
+        let Some(slot) = self.slot_of(Key::Target(self.file, span.start)) else {
+            return Expr::Const(Value::NULL);
+        };
         if !is_next {
-            return Expr::Break { target: slot, value: Box::new(value) };
+            return Expr::Break {
+                target: slot,
+                value: Box::new(value),
+            };
         }
         let mut ups = Vec::new();
         for m in updates {
@@ -483,7 +671,11 @@ impl<'a> Lowering<'a> {
                 ups.push((i, e));
             }
         }
-        Expr::Next { target: slot, value: Box::new(value), updates: ups }
+        Expr::Next {
+            target: slot,
+            value: Box::new(value),
+            updates: ups,
+        }
     }
 
     // -----------------------------------------------------------------------------------
@@ -514,35 +706,62 @@ impl<'a> Lowering<'a> {
             }
             ExprKind::Call { callee, args } => self.call(e.span, callee, args, None),
             ExprKind::TypeApply { callee, .. } => self.expr(callee),
-            ExprKind::Binary { op, left, right } => Expr::Binary(*op, Box::new(self.expr(left)), Box::new(self.expr(right))),
+            ExprKind::Binary { op, left, right } => {
+                Expr::Binary(*op, Box::new(self.expr(left)), Box::new(self.expr(right)))
+            }
             ExprKind::Unary { op, operand } => Expr::Unary(*op, Box::new(self.expr(operand))),
-            ExprKind::If { cond, then, otherwise } => {
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.expr(cond);
                 let a = self.block(&then.items);
-                let b = otherwise.as_ref().map(|o| self.expr(o)).unwrap_or(Expr::Const(Value::NULL));
+                let b = otherwise
+                    .as_ref()
+                    .map(|o| self.expr(o))
+                    .unwrap_or(Expr::Const(Value::NULL));
                 Expr::If(Box::new(c), Box::new(a), Box::new(b))
             }
             ExprKind::Match { subject, arms } => {
                 let s = self.expr(subject);
-                let arms = arms.iter().map(|a| (self.pattern(&a.pattern), self.expr(&a.body))).collect();
+                let arms = arms
+                    .iter()
+                    .map(|a| (self.pattern(&a.pattern), self.expr(&a.body)))
+                    .collect();
                 Expr::Match(Box::new(s), arms)
             }
             ExprKind::For(f) => self.for_loop(e.span, f),
-            ExprKind::ParallelTuple(items) => Expr::ParallelTuple(items.iter().map(|i| self.expr(i)).collect()),
+            ExprKind::ParallelTuple(items) => {
+                Expr::ParallelTuple(items.iter().map(|i| self.expr(i)).collect())
+            }
             ExprKind::Tuple(items) => Expr::Tuple(items.iter().map(|i| self.expr(i)).collect()),
             ExprKind::Handler(h) => {
                 // Applied explicitly (`handler[R, E] { … }`) rather than under `use`.
                 let _ = h;
-                Expr::HandlerValue(Arc::new(Handle { parallel: false, vars: Vec::new(), clauses: Vec::new(), panic: None, body: Expr::Const(Value::NULL), then: None }))
+                Expr::HandlerValue(Arc::new(Handle {
+                    parallel: false,
+                    vars: Vec::new(),
+                    clauses: Vec::new(),
+                    panic: None,
+                    body: Expr::Const(Value::NULL),
+                    then: None,
+                }))
             }
             ExprKind::Agent(a) => {
                 self.stack.push(FnCx::new(FnKind::Agent));
                 let params = self.params(&a.params, None);
                 let body = self.block(&a.body.items);
-                let (fun, captures) = self.finish(body, params, "".into(), None, a.private, "".into(), None);
+                let (fun, captures) =
+                    self.finish(body, params, "".into(), None, a.private, "".into(), None);
                 Expr::Closure { fun, captures }
             }
-            ExprKind::Record(entries) => Expr::Record(entries.iter().map(|en| (Arc::from(en.key.as_str()), self.expr(&en.value))).collect()),
+            ExprKind::Record(entries) => Expr::Record(
+                entries
+                    .iter()
+                    .map(|en| (Arc::from(en.key.as_str()), self.expr(&en.value)))
+                    .collect(),
+            ),
             ExprKind::Block(b) => self.block(&b.items),
             ExprKind::Error => Expr::Const(Value::NULL),
         }
@@ -571,7 +790,12 @@ impl<'a> Lowering<'a> {
                 _ => None,
             },
             ExprKind::Field { target, field } => match &target.kind {
-                ExprKind::Name(q) if matches!(self.program.names.get(self.file, q.span), Some(Resolution::Module(_))) => {
+                ExprKind::Name(q)
+                    if matches!(
+                        self.program.names.get(self.file, q.span),
+                        Some(Resolution::Module(_))
+                    ) =>
+                {
                     match self.program.names.get(self.file, field.span) {
                         Some(Resolution::Global(r)) => Some((r, call_span)),
                         _ => None,
@@ -584,15 +808,37 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn call(&mut self, span: Span, callee: &ast::Expr, args: &[ast::Arg], continuation: Option<Expr>) -> Expr {
-        let holes: Vec<Arc<str>> = args.iter().filter(|a| a.value.is_none()).map(|a| Arc::from(a.label.text.as_str())).collect();
-        let mut labelled: Vec<(Arc<str>, Expr)> = args.iter().filter_map(|a| a.value.as_ref().map(|v| (Arc::from(a.label.text.as_str()), v))).map(|(l, v)| (l, self.expr(v))).collect();
+    fn call(
+        &mut self,
+        span: Span,
+        callee: &ast::Expr,
+        args: &[ast::Arg],
+        continuation: Option<Expr>,
+    ) -> Expr {
+        let holes: Vec<Arc<str>> = args
+            .iter()
+            .filter(|a| a.value.is_none())
+            .map(|a| Arc::from(a.label.text.as_str()))
+            .collect();
+        let mut labelled: Vec<(Arc<str>, Expr)> = args
+            .iter()
+            .filter_map(|a| {
+                a.value
+                    .as_ref()
+                    .map(|v| (Arc::from(a.label.text.as_str()), v))
+            })
+            .map(|(l, v)| (l, self.expr(v)))
+            .collect();
         if let Some(k) = continuation {
             labelled.push(("continuation".into(), k));
         }
         if !holes.is_empty() {
             let c = self.expr(callee);
-            return Expr::Partial { callee: Box::new(c), supplied: labelled, holes };
+            return Expr::Partial {
+                callee: Box::new(c),
+                supplied: labelled,
+                holes,
+            };
         }
         let inst_span = match &callee.kind {
             ExprKind::TypeApply { .. } => callee.span,
@@ -600,18 +846,25 @@ impl<'a> Lowering<'a> {
         };
         let target = self.static_callee(callee, span).map(|(r, _)| r);
         let declared: Option<Vec<String>> = target.and_then(|r| match self.program.decl(r) {
-            Some(ast::Decl::Agent(a)) => Some(a.params.iter().map(|p| p.name.text.clone()).collect()),
+            Some(ast::Decl::Agent(a)) => {
+                Some(a.params.iter().map(|p| p.name.text.clone()).collect())
+            }
             Some(ast::Decl::Request(ast::RequestDecl { params, .. }))
             | Some(ast::Decl::Data(ast::DataDecl { params, .. }))
             | Some(ast::Decl::Primitive(ast::PrimitiveDecl { params, .. }))
-            | Some(ast::Decl::External(ast::ExternalDecl { params, .. })) => Some(params.iter().map(|p| p.name.text.clone()).collect()),
+            | Some(ast::Decl::External(ast::ExternalDecl { params, .. })) => {
+                Some(params.iter().map(|p| p.name.text.clone()).collect())
+            }
             _ => None,
         });
         // Arguments are evaluated in written order (§9): when that differs from the declared
         // order, they are bound to temporaries first.
         let mut prelude: Vec<Stmt> = Vec::new();
         if let Some(order) = &declared {
-            let positions: Vec<usize> = labelled.iter().map(|(l, _)| order.iter().position(|p| **p == **l).unwrap_or(usize::MAX)).collect();
+            let positions: Vec<usize> = labelled
+                .iter()
+                .map(|(l, _)| order.iter().position(|p| **p == **l).unwrap_or(usize::MAX))
+                .collect();
             if positions.windows(2).any(|w| w[0] > w[1]) {
                 labelled = labelled
                     .into_iter()
@@ -624,22 +877,40 @@ impl<'a> Lowering<'a> {
             }
         }
         let direct = self.direct_call(target, labelled, inst_span, callee);
-        if prelude.is_empty() { direct } else { Expr::Block(prelude, Box::new(direct)) }
+        if prelude.is_empty() {
+            direct
+        } else {
+            Expr::Block(prelude, Box::new(direct))
+        }
     }
 
-    fn direct_call(&mut self, target: Option<DeclRef>, labelled: Vec<(Arc<str>, Expr)>, inst_span: Span, callee: &ast::Expr) -> Expr {
+    fn direct_call(
+        &mut self,
+        target: Option<DeclRef>,
+        labelled: Vec<(Arc<str>, Expr)>,
+        inst_span: Span,
+        callee: &ast::Expr,
+    ) -> Expr {
         if let Some(r) = target {
             let decl = self.program.decl(r);
             match decl {
                 Some(ast::Decl::Agent(a)) => {
                     if let Some(&fun) = self.agent_funs.get(&r) {
                         let mut ordered: Vec<Option<Expr>> = Vec::with_capacity(a.params.len());
-                        let mut pool: Vec<Option<(Arc<str>, Expr)>> = labelled.into_iter().map(Some).collect();
+                        let mut pool: Vec<Option<(Arc<str>, Expr)>> =
+                            labelled.into_iter().map(Some).collect();
                         for p in &a.params {
-                            let found = pool.iter_mut().find(|x| x.as_ref().is_some_and(|(l, _)| **l == *p.name.text)).and_then(Option::take);
+                            let found = pool
+                                .iter_mut()
+                                .find(|x| x.as_ref().is_some_and(|(l, _)| **l == *p.name.text))
+                                .and_then(Option::take);
                             ordered.push(found.map(|(_, e)| e));
                         }
-                        return Expr::CallFun { fun, args: ordered, private: a.private };
+                        return Expr::CallFun {
+                            fun,
+                            args: ordered,
+                            private: a.private,
+                        };
                     }
                 }
                 Some(ast::Decl::Request(d)) => {
@@ -654,11 +925,17 @@ impl<'a> Lowering<'a> {
                         return Expr::Construct { ctor, args };
                     }
                 }
-                Some(ast::Decl::Primitive(ast::PrimitiveDecl { params, .. })) | Some(ast::Decl::External(ast::ExternalDecl { params, .. })) => {
+                Some(ast::Decl::Primitive(ast::PrimitiveDecl { params, .. }))
+                | Some(ast::Decl::External(ast::ExternalDecl { params, .. })) => {
                     if let Some(&native) = self.native_of.get(&r) {
                         let args = order_sig(params, labelled);
                         let schemas = self.schemas_at(inst_span);
-                        return Expr::CallNative { native, args, schemas: Arc::new(schemas), name: self.native_names[native as usize].clone() };
+                        return Expr::CallNative {
+                            native,
+                            args,
+                            schemas: Arc::new(schemas),
+                            name: self.native_names[native as usize].clone(),
+                        };
                     }
                 }
                 _ => {}
@@ -666,12 +943,17 @@ impl<'a> Lowering<'a> {
             return Expr::Const(Value::NULL);
         }
         let c = self.expr(callee);
-        Expr::CallValue { callee: Box::new(c), args: labelled }
+        Expr::CallValue {
+            callee: Box::new(c),
+            args: labelled,
+        }
     }
 
     /// JSON Schemas of the type arguments solved at a call site.
     fn schemas_at(&self, span: Span) -> Vec<serde_json::Value> {
-        let env = Env { checked: self.checked };
+        let env = Env {
+            checked: self.checked,
+        };
         match self.checked.queries.instantiation(self.file, span) {
             Some(args) => args
                 .iter()
@@ -705,7 +987,15 @@ impl<'a> Lowering<'a> {
             let p = t.pattern.as_ref().map(|p| self.pattern(p));
             (p, self.block(&t.body.items))
         });
-        Expr::For(Box::new(ForLoop { parallel: f.parallel, source, pat, vars, target, body, then }))
+        Expr::For(Box::new(ForLoop {
+            parallel: f.parallel,
+            source,
+            pat,
+            vars,
+            target,
+            body,
+            then,
+        }))
     }
 
     fn local_agent(&mut self, decl: &ast::AgentDecl) -> Expr {
@@ -714,8 +1004,14 @@ impl<'a> Lowering<'a> {
         let self_slot = self_key.map(|k| self.new_slot(k));
         let params = self.params(&decl.params, None);
         let body = self.block(&decl.body.items);
-        let doc: Arc<str> = decl.doc.as_ref().map(|d| d.text.as_str()).unwrap_or_default().into();
-        let (fun, captures) = self.finish(body, params, "".into(), None, decl.private, doc, self_slot);
+        let doc: Arc<str> = decl
+            .doc
+            .as_ref()
+            .map(|d| d.text.as_str())
+            .unwrap_or_default()
+            .into();
+        let (fun, captures) =
+            self.finish(body, params, "".into(), None, decl.private, doc, self_slot);
         Expr::Closure { fun, captures }
     }
 
@@ -723,7 +1019,12 @@ impl<'a> Lowering<'a> {
     // `use`
     // -----------------------------------------------------------------------------------
 
-    fn use_stmt(&mut self, binder: Option<&ast::Pattern>, provider: &ast::Expr, rest: &[ast::Item]) -> Expr {
+    fn use_stmt(
+        &mut self,
+        binder: Option<&ast::Pattern>,
+        provider: &ast::Expr,
+        rest: &[ast::Item],
+    ) -> Expr {
         if let ExprKind::Handler(h) = &provider.kind {
             if let Some(p) = binder {
                 let _ = self.pattern(p);
@@ -739,14 +1040,23 @@ impl<'a> Lowering<'a> {
             Some(p) => Expr::Block(vec![Stmt::Let(p, Expr::Local(slot))], Box::new(rest_body)),
             None => rest_body,
         };
-        let params = vec![Param { name: "value".into(), slot, default: None, pattern: None, private: false }];
+        let params = vec![Param {
+            name: "value".into(),
+            slot,
+            default: None,
+            pattern: None,
+            private: false,
+        }];
         let (fun, captures) = self.finish(body, params, "".into(), None, false, "".into(), None);
         let k = Expr::Closure { fun, captures };
         match &provider.kind {
             ExprKind::Call { callee, args } => self.call(provider.span, callee, args, Some(k)),
             _ => {
                 let c = self.expr(provider);
-                Expr::CallValue { callee: Box::new(c), args: vec![("continuation".into(), k)] }
+                Expr::CallValue {
+                    callee: Box::new(c),
+                    args: vec![("continuation".into(), k)],
+                }
             }
         }
     }
@@ -771,7 +1081,9 @@ impl<'a> Lowering<'a> {
                     panic = Some(self.clause(c, &["msg".into()], &var_ids, 0));
                 }
                 Some(Resolution::Global(r)) => {
-                    let Some(&request) = self.request_of.get(&r) else { continue };
+                    let Some(&request) = self.request_of.get(&r) else {
+                        continue;
+                    };
                     let params = self.requests[request as usize].params.clone();
                     clauses.push(self.clause(c, &params, &var_ids, request));
                 }
@@ -779,11 +1091,24 @@ impl<'a> Lowering<'a> {
             }
         }
         let then = h.then.as_ref().map(|t| self.then_clause(t, &var_ids));
-        Expr::Handle(Arc::new(Handle { parallel: h.parallel, vars, clauses, panic, body, then }))
+        Expr::Handle(Arc::new(Handle {
+            parallel: h.parallel,
+            vars,
+            clauses,
+            panic,
+            body,
+            then,
+        }))
     }
 
     /// A clause as a closure: the request's parameters, then the `var` state.
-    fn clause(&mut self, c: &ast::Clause, params: &[Arc<str>], vars: &[Option<LocalId>], request: u32) -> Clause {
+    fn clause(
+        &mut self,
+        c: &ast::Clause,
+        params: &[Arc<str>],
+        vars: &[Option<LocalId>],
+        request: u32,
+    ) -> Clause {
         self.stack.push(FnCx::new(FnKind::Clause));
         let saved_vars = std::mem::replace(&mut self.clause_vars, vars.to_vec());
         let mut ps = Vec::new();
@@ -797,19 +1122,38 @@ impl<'a> Lowering<'a> {
                 Some(ast::ParamKind::Destructure(p)) => Some(self.pattern(p)),
                 _ => None,
             };
-            ps.push(Param { name: name.clone(), slot, default: None, pattern, private: false });
+            ps.push(Param {
+                name: name.clone(),
+                slot,
+                default: None,
+                pattern,
+                private: false,
+            });
         }
         for id in vars {
             let slot = match id {
                 Some(id) => self.new_slot(Key::Local(*id)),
                 None => self.temp_slot(),
             };
-            ps.push(Param { name: "".into(), slot, default: None, pattern: None, private: false });
+            ps.push(Param {
+                name: "".into(),
+                slot,
+                default: None,
+                pattern: None,
+                private: false,
+            });
         }
         let target = self.new_slot(Key::Target(self.file, c.span.start));
         let mut body = self.block(&c.body.items);
         // A destructuring clause parameter binds after the parameter slot is filled.
-        let binds: Vec<Stmt> = ps.iter().filter_map(|p| p.pattern.clone().map(|pat| Stmt::Let(pat, Expr::Local(p.slot)))).collect();
+        let binds: Vec<Stmt> = ps
+            .iter()
+            .filter_map(|p| {
+                p.pattern
+                    .clone()
+                    .map(|pat| Stmt::Let(pat, Expr::Local(p.slot)))
+            })
+            .collect();
         if !binds.is_empty() {
             body = Expr::Block(binds, Box::new(body));
         }
@@ -818,19 +1162,36 @@ impl<'a> Lowering<'a> {
         }
         let (fun, captures) = self.finish(body, ps, "".into(), None, false, "".into(), None);
         self.clause_vars = saved_vars;
-        Clause { request, fun, captures, target }
+        Clause {
+            request,
+            fun,
+            captures,
+            target,
+        }
     }
 
     fn then_clause(&mut self, t: &ast::ThenClause, vars: &[Option<LocalId>]) -> Clause {
         self.stack.push(FnCx::new(FnKind::Clause));
         let slot = self.temp_slot();
-        let mut ps = vec![Param { name: "".into(), slot, default: None, pattern: None, private: false }];
+        let mut ps = vec![Param {
+            name: "".into(),
+            slot,
+            default: None,
+            pattern: None,
+            private: false,
+        }];
         for id in vars {
             let s = match id {
                 Some(id) => self.new_slot(Key::Local(*id)),
                 None => self.temp_slot(),
             };
-            ps.push(Param { name: "".into(), slot: s, default: None, pattern: None, private: false });
+            ps.push(Param {
+                name: "".into(),
+                slot: s,
+                default: None,
+                pattern: None,
+                private: false,
+            });
         }
         let target = self.temp_slot();
         let pat = t.pattern.as_ref().map(|p| self.pattern(p));
@@ -840,12 +1201,20 @@ impl<'a> Lowering<'a> {
             None => inner,
         };
         let (fun, captures) = self.finish(body, ps, "".into(), None, false, "".into(), None);
-        Clause { request: 0, fun, captures, target }
+        Clause {
+            request: 0,
+            fun,
+            captures,
+            target,
+        }
     }
 
     /// The index of a handler `var` in the state, for `next … with` in a clause.
     fn var_index(&self, id: LocalId) -> Option<u32> {
-        self.clause_vars.iter().position(|v| *v == Some(id)).map(|i| i as u32)
+        self.clause_vars
+            .iter()
+            .position(|v| *v == Some(id))
+            .map(|i| i as u32)
     }
 
     // -----------------------------------------------------------------------------------
@@ -860,7 +1229,9 @@ impl<'a> Lowering<'a> {
                 None => Pat::Any,
             },
             PatternKind::Lit(l) => Pat::Lit(literal(l)),
-            PatternKind::Tuple(items) => Pat::Tuple(items.iter().map(|i| self.pattern(i)).collect()),
+            PatternKind::Tuple(items) => {
+                Pat::Tuple(items.iter().map(|i| self.pattern(i)).collect())
+            }
             PatternKind::Record(fields) => Pat::Record(
                 fields
                     .iter()
@@ -878,8 +1249,13 @@ impl<'a> Lowering<'a> {
             ),
             PatternKind::Filter { tag, inner } => Pat::Filter(*tag, Box::new(self.pattern(inner))),
             PatternKind::Constructor { name, fields, .. } => {
-                let Some(Resolution::Global(r)) = self.program.names.get(self.file, name.span) else { return Pat::Any };
-                let Some(ctor) = self.ctors.get(&r).cloned() else { return Pat::Any };
+                let Some(Resolution::Global(r)) = self.program.names.get(self.file, name.span)
+                else {
+                    return Pat::Any;
+                };
+                let Some(ctor) = self.ctors.get(&r).cloned() else {
+                    return Pat::Any;
+                };
                 let fields = fields
                     .iter()
                     .filter_map(|f| {
@@ -906,10 +1282,18 @@ fn order_sig(params: &[ast::SigParam], labelled: Vec<(Arc<str>, Expr)>) -> Vec<E
     params
         .iter()
         .map(|p| {
-            let found = pool.iter_mut().find(|x| x.as_ref().is_some_and(|(l, _)| **l == *p.name.text)).and_then(Option::take);
+            let found = pool
+                .iter_mut()
+                .find(|x| x.as_ref().is_some_and(|(l, _)| **l == *p.name.text))
+                .and_then(Option::take);
             match found {
                 Some((_, e)) => e,
-                None => Expr::Const(p.default.as_ref().map(|l| literal(&l.kind)).unwrap_or(Value::NULL)),
+                None => Expr::Const(
+                    p.default
+                        .as_ref()
+                        .map(|l| literal(&l.kind))
+                        .unwrap_or(Value::NULL),
+                ),
             }
         })
         .collect()

@@ -148,7 +148,15 @@ static THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 impl Ctx {
     pub fn new(m: Arc<Machine>) -> Ctx {
         let thread = THREADS.fetch_add(1, Ordering::Relaxed);
-        Ctx { m, handlers: None, depth: 0, next_id: thread << 40, cancel: None, pool: Vec::new(), steps: 0 }
+        Ctx {
+            m,
+            handlers: None,
+            depth: 0,
+            next_id: thread << 40,
+            cancel: None,
+            pool: Vec::new(),
+            steps: 0,
+        }
     }
 
     /// A context for a parallel branch: same handlers, fresh ids.
@@ -199,7 +207,9 @@ impl Ctx {
     /// Metadata of a top-level callable value, by its qualified name.
     pub fn metadata(&self, callee: &Value) -> Option<Metadata> {
         match &callee.v {
-            V::Callable(c) => c.qualified_name().and_then(|n| self.m.metadata.get(n).cloned()),
+            V::Callable(c) => c
+                .qualified_name()
+                .and_then(|n| self.m.metadata.get(n).cloned()),
             _ => None,
         }
     }

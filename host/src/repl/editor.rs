@@ -18,11 +18,10 @@ use super::session::{Built, COMMANDS, Next, Session};
 use super::{MORE, PROMPT};
 use crate::paths::Paths;
 
-/// What completion knows: the last checked program and the session's `let` names.
+/// What completion and hints know: the session as last checked.
 #[derive(Default)]
 struct ReplHelper {
     built: Option<Arc<Built>>,
-    lets: Vec<String>,
     files: FilenameCompleter,
 }
 
@@ -31,6 +30,24 @@ impl Highlighter for ReplHelper {}
 impl Validator for ReplHelper {}
 impl Hinter for ReplHelper {
     type Hint = String;
+
+    /// While the cursor is at the end of an open call, the callee's signature.
+    fn hint(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> Option<String> {
+        if pos < line.len() || line.starts_with('.') {
+            return None;
+        }
+        let built = self.built.as_ref()?;
+        let file = built.file()?;
+        let hint = query::call_hint(
+            &built.program,
+            &built.checked,
+            file,
+            built.offset(),
+            line,
+            pos,
+        )?;
+        Some(format!("  -- {}", hint.signature))
+    }
 }
 
 impl Completer for ReplHelper {
@@ -60,58 +77,33 @@ impl Completer for ReplHelper {
                 .collect();
             return Ok((0, pairs));
         }
-        let start = before
-            .char_indices()
-            .rev()
-            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
-            .map_or(0, |(i, c)| i + c.len_utf8());
-        let word = &before[start..];
         let Some(built) = &self.built else {
-            return Ok((start, Vec::new()));
+            return Ok((pos, Vec::new()));
         };
-        // After `qualifier.`: the module's members, with their signatures.
-        if before[..start].ends_with('.') {
-            let head = &before[..start - 1];
-            let q_start = head
-                .char_indices()
-                .rev()
-                .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
-                .map_or(0, |(i, c)| i + c.len_utf8());
-            let qualifier = &head[q_start..];
-            let pairs = query::module_members(
-                &built.program,
-                &built.checked,
-                qualifier,
-                built.module(),
-            )
+        let Some(file) = built.file() else {
+            return Ok((pos, Vec::new()));
+        };
+        let (context, candidates) = query::complete(
+            &built.program,
+            &built.checked,
+            file,
+            built.offset(),
+            line,
+            pos,
+        );
+        let pairs = candidates
             .into_iter()
-            .filter(|m| m.name.starts_with(word) && m.kind.is_value())
-            .map(|m| Pair {
-                display: m.signature.unwrap_or_else(|| m.name.clone()),
-                replacement: m.name,
+            .filter(|c| !c.name.starts_with("__"))
+            .map(|c| Pair {
+                display: match c.detail {
+                    Some(d) if d.starts_with(&c.name) => d,
+                    Some(d) => format!("{} : {d}", c.name),
+                    None => c.name.clone(),
+                },
+                replacement: c.name,
             })
             .collect();
-            return Ok((start, pairs));
-        }
-        let mut names: Vec<Pair> = Vec::new();
-        let mut push = |name: String, display: String| {
-            if name.starts_with(word) && !name.starts_with("__") {
-                names.push(Pair {
-                    display,
-                    replacement: name,
-                });
-            }
-        };
-        for l in &self.lets {
-            push(l.clone(), l.clone());
-        }
-        if let Some(file) = built.file() {
-            for e in query::names_in_scope(&built.program, &built.checked, file, 0) {
-                let display = e.signature.clone().unwrap_or_else(|| e.name.clone());
-                push(e.name, display);
-            }
-        }
-        Ok((start, names))
+        Ok((context.start, pairs))
     }
 }
 
@@ -151,8 +143,7 @@ pub fn run(session: &mut Session) {
     let _ = editor.load_history(&history);
     loop {
         if let Some(h) = editor.helper_mut() {
-            h.built = session.last.clone();
-            h.lets = session.let_names();
+            h.built = session.snapshot();
         }
         let Some(input) = read_input(&mut editor) else {
             break;
@@ -208,10 +199,10 @@ mod tests {
     use rustyline::history::DefaultHistory;
 
     fn complete(line: &str) -> (usize, Vec<Pair>) {
-        let session = Session::new(false);
+        let mut session = Session::new(false);
+        session.handle("let point = { x = 1, y = 2 }");
         let helper = ReplHelper {
-            built: session.last.clone(),
-            lets: session.let_names(),
+            built: session.snapshot(),
             ..ReplHelper::default()
         };
         let history = DefaultHistory::new();
@@ -228,6 +219,41 @@ mod tests {
         let names: Vec<&str> = pairs.iter().map(|p| p.replacement.as_str()).collect();
         assert_eq!(names, ["length"]);
         assert_eq!(pairs[0].display, "length(value: string) -> integer");
+    }
+
+    #[test]
+    fn fields_complete_after_a_value() {
+        let (start, pairs) = complete("point.");
+        assert_eq!(start, 6);
+        let names: Vec<&str> = pairs.iter().map(|p| p.replacement.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+    }
+
+    #[test]
+    fn names_in_scope_include_lets() {
+        let (_, pairs) = complete("poi");
+        assert!(
+            pairs.iter().any(|p| p.replacement == "point"),
+            "{:?}",
+            pairs.iter().map(|p| &p.display).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn an_open_call_hints_its_signature() {
+        let mut session = Session::new(false);
+        let helper = ReplHelper {
+            built: session.snapshot(),
+            ..ReplHelper::default()
+        };
+        let history = DefaultHistory::new();
+        let ctx = Context::new(&history);
+        let line = "string.length(";
+        assert_eq!(
+            helper.hint(line, line.len(), &ctx).as_deref(),
+            Some("  -- length(value: string) -> integer")
+        );
+        assert_eq!(helper.hint("1 + 2", 5, &ctx), None);
     }
 
     #[test]

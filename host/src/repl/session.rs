@@ -17,12 +17,12 @@ use std::sync::{Arc, Mutex, Weak};
 
 use katari_lang::ast::Decl;
 use katari_lang::check::{self, Checked};
+use katari_lang::diag::{Diagnostic, Label};
 use katari_lang::load::{self, FileSystem, ModuleId, Program};
 use katari_lang::parser;
 use katari_lang::query;
 use katari_lang::render;
 use katari_lang::resolve::DeclRef;
-use katari_lang::diag::Label;
 use katari_lang::source::{FileId, SourceFile, SourceMap, Span};
 use katari_runtime::control::Control;
 use katari_runtime::machine::{Ctx, Machine};
@@ -81,6 +81,15 @@ impl Built {
             module: self.program.entry,
             index: index as u32,
         })
+    }
+
+    /// Where names are resolved for completion and hints: the start of the current input, or
+    /// the end of the text when there is none.
+    pub fn offset(&self) -> u32 {
+        let end = self
+            .file()
+            .map_or(0, |f| self.program.sources.get(f).text.len());
+        self.region.as_ref().map_or(end, |r| r.start) as u32
     }
 
     fn errors(&self) -> bool {
@@ -244,6 +253,10 @@ impl Session {
             if existed && name.is_none() {
                 continue;
             }
+            if name.is_none() {
+                let path = text.trim_start_matches("import").trim();
+                added.push((path.to_string(), "import", false));
+            }
             decls.retain(|e| name.is_none() || e.name != name);
             if let Some(n) = &name {
                 added.push((n.clone(), kind_word(decl), existed));
@@ -272,6 +285,10 @@ impl Session {
         self.decls = decls;
         if announce {
             for (name, kind, existed) in &added {
+                if *kind == "import" {
+                    out(&format!("imported {name}"));
+                    continue;
+                }
                 let verb = if *existed { "redefined" } else { "defined" };
                 let ty = built.decl(name).and_then(|d| describe(&built, d, kind));
                 match ty {
@@ -313,14 +330,29 @@ impl Session {
         }
     }
 
-    /// Builds the session with `body` as the end of the synthetic agent; reports errors.
-    fn build_eval(&mut self, body: &str) -> Option<(Built, DeclRef)> {
+    /// The session as completion and hints see it: the declarations, and the `let`s in scope
+    /// at the start of the next input.
+    pub fn snapshot(&mut self) -> Option<Arc<Built>> {
+        let built = self.build_with_body("null");
+        if !built.errors() {
+            self.last = Some(Arc::new(built));
+        }
+        self.last.clone()
+    }
+
+    /// The session with `body` as the end of the synthetic agent, after the `let`s.
+    fn build_with_body(&self, body: &str) -> Built {
         let lets: Vec<&str> = self.lets.iter().map(|(_, t)| t.as_str()).collect();
         let head = format!("agent {EVAL}() {{\n{}\n", lets.join("\n"));
         let eval = format!("{head}{body}\n}}");
         let text = module_text(&self.decls, Some(&eval));
         let start = module_text(&self.decls, None).len() + head.len();
-        let built = self.build(&text, Some(start..start + body.len()));
+        self.build(&text, Some(start..start + body.len()))
+    }
+
+    /// Builds the session with `body` as the end of the synthetic agent; reports errors.
+    fn build_eval(&mut self, body: &str) -> Option<(Built, DeclRef)> {
+        let built = self.build_with_body(body);
         if built.errors() {
             self.report(&built);
             return None;
@@ -500,7 +532,9 @@ impl Session {
         let table = katari_prelude::natives::table();
         let mut program = load::load_program(Path::new(FILE), &overlay, &front::prelude());
         let checked = check::check_program(&program, &RuntimeNatives(&table));
-        program.diagnostics.extend(checked.diagnostics.iter().cloned());
+        program
+            .diagnostics
+            .extend(checked.diagnostics.iter().cloned());
         let entry_file = program.module(program.entry).map(|m| m.file);
         let mut sources = SourceMap::new();
         for (id, file) in program.sources.files() {
@@ -540,19 +574,41 @@ impl Session {
         let remap = |label: &mut Label| {
             if let Some((region, entry, id)) = &input {
                 let (start, end) = (label.span.start as usize, label.span.end as usize);
-                if label.file == *entry && start >= region.start && end <= region.end {
+                // The input is followed by a line end and the synthetic agent's `}`: an input
+                // that ended too early is reported there, so it is shown at the input's end.
+                let len = region.end - region.start;
+                if label.file == *entry && start >= region.start && start <= region.end + 2 {
                     label.file = *id;
-                    label.span = Span::new(start - region.start, end - region.start);
+                    label.span = Span::new(
+                        (start - region.start).min(len),
+                        (end - region.start).min(len),
+                    );
                 }
             }
         };
+        let mut shown: Vec<Diagnostic> = Vec::new();
         for d in built.program.diagnostics.iter().filter(|d| d.is_error()) {
             let mut d = d.clone();
             if let Some(label) = d.primary.as_mut() {
                 remap(label);
             }
             d.secondary.iter_mut().for_each(remap);
-            self.diagnostic(&render::render(&d, &sources, self.color));
+            shown.push(d);
+        }
+        // When the input itself has errors, those in the text around it (an unclosed bracket
+        // reported at the synthetic agent's end) are consequences, not news.
+        let in_input = |d: &Diagnostic| {
+            input
+                .as_ref()
+                .is_some_and(|(_, _, id)| d.primary.as_ref().is_some_and(|l| l.file == *id))
+        };
+        if shown.iter().any(in_input) {
+            shown.retain(|d| {
+                in_input(d) || d.primary.as_ref().is_none_or(|l| Some(l.file) != entry)
+            });
+        }
+        for d in &shown {
+            self.diagnostic(&render::render(d, &sources, self.color));
         }
     }
 
@@ -620,25 +676,32 @@ fn kind_word(decl: &Decl) -> &'static str {
 /// `agent (n: integer) -> integer` for a callable, the definition for a data type or synonym.
 fn describe(built: &Built, decl: DeclRef, kind: &str) -> Option<String> {
     match kind {
-        "agent" | "request" => query::value_type_of(
-            &built.program,
-            &built.checked,
-            decl,
-            Some(built.module()),
-        ),
+        "agent" | "request" => {
+            query::value_type_of(&built.program, &built.checked, decl, Some(built.module()))
+        }
         _ => query::signature_of(&built.program, &built.checked, decl),
     }
 }
 
-/// Whether an input starts with a declaration keyword (or a doc before one).
+/// Whether an input starts with a declaration: a doc, or a declaration keyword followed by a
+/// name (so that a value named `data` or `type` still reads as an expression).
 fn is_declaration(input: &str) -> bool {
-    let first = input.split(|c: char| !c.is_alphanumeric() && c != '_').next();
-    input.starts_with("@\"")
-        || matches!(
-            first,
-            Some("agent" | "data" | "request" | "type" | "import" | "private")
-        ) && !input.starts_with("agent (")
-            && !input.starts_with("agent(")
+    if input.starts_with("@\"") {
+        return true;
+    }
+    let mut words = input.split_whitespace();
+    let mut first = words.next();
+    if first == Some("private") {
+        first = words.next();
+    }
+    let named = words
+        .next()
+        .and_then(|w| w.chars().next())
+        .is_some_and(|c| c.is_alphabetic() || c == '_');
+    matches!(
+        first,
+        Some("agent" | "data" | "request" | "type" | "import")
+    ) && named
 }
 
 /// For a `let`/`var` input: `Some(Some(name))` for a plain name, `Some(None)` for a pattern.
@@ -657,12 +720,24 @@ fn let_name(input: &str) -> Option<Option<String>> {
 /// The dot commands of language mode with one line each.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("help", "commands with one line each; .help COMMAND for one"),
-    ("load", "load and check a .kt file; its top-level names become bound"),
-    ("reload", "load again every file loaded with .load, in order"),
+    (
+        "load",
+        "load and check a .kt file; its top-level names become bound",
+    ),
+    (
+        "reload",
+        "load again every file loaded with .load, in order",
+    ),
     ("type", "print the type of EXPR without evaluating it"),
-    ("effects", "print the effect row of EXPR without evaluating it"),
+    (
+        "effects",
+        "print the effect row of EXPR without evaluating it",
+    ),
     ("env", "table of bindings: NAME, KIND, TYPE"),
-    ("doc", "the signature and doc of a declaration, e.g. .doc string.length"),
+    (
+        "doc",
+        "the signature and doc of a declaration, e.g. .doc string.length",
+    ),
     ("clear", "forget all bindings and loaded files"),
     ("exit", "leave the REPL"),
 ];
@@ -749,6 +824,10 @@ mod tests {
         assert!(is_declaration("agent f() -> integer { 1 }"));
         assert!(!is_declaration("agent (x: integer) -> integer { x }"));
         assert!(!is_declaration("1 + 2"));
+        assert!(!is_declaration("data.x"));
+        assert!(!is_declaration("type == 1"));
+        assert!(is_declaration("import util.text"));
+        assert!(is_declaration("private agent g() -> integer { 1 }"));
         assert_eq!(let_name("let x = 1"), Some(Some("x".into())));
         assert_eq!(let_name("x"), None);
     }

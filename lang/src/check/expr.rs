@@ -61,6 +61,12 @@ impl Checker<'_> {
 
     /// The type of an expression in callee (or `use` provider) position.
     pub(crate) fn callee(&mut self, ctx: &mut Ctx, e: &Expr) -> Callee {
+        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+            self.callee_unguarded(ctx, e)
+        })
+    }
+
+    fn callee_unguarded(&mut self, ctx: &mut Ctx, e: &Expr) -> Callee {
         let ty = match &e.kind {
             ExprKind::Lit(lit) => super::decls::literal_type(lit),
             ExprKind::Template(parts) => self.template(ctx, parts),

@@ -3,8 +3,8 @@
 pub mod conform;
 pub mod display;
 pub mod lattice;
-pub mod subst;
 pub mod schema;
+pub mod subst;
 pub mod ty;
 
 pub use display::{render_row, render_ty};
