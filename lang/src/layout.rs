@@ -74,7 +74,13 @@ pub struct Laid<'s> {
     pub chunks: Vec<std::ops::Range<usize>>,
     /// Whether brackets were still open at the end of the input (the REPL's "incomplete").
     pub unclosed: bool,
+    /// The first bracket of each chunk that nests deeper than [`MAX_NESTING`], by chunk index.
+    pub too_deep: Vec<(usize, Span)>,
 }
+
+/// How deeply brackets may nest. Every later stage walks trees recursively, so a limit keeps
+/// hostile input from exhausting the stack; real programs stay far below it.
+pub const MAX_NESTING: usize = 256;
 
 fn is_type_position(prev: Option<&Token<'_>>) -> bool {
     matches!(
@@ -101,6 +107,7 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
     let mut chunks = Vec::new();
     let mut chunk_start = 0;
     let mut stack = vec![Frame::Top { sig: false }];
+    let mut deep_marks: Vec<(usize, Span)> = Vec::new();
     let mut closed: Option<Closed> = None;
     // The last token emitted or dropped that was not a newline.
     let mut prev: Option<Token<'s>> = None;
@@ -260,6 +267,9 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
             }
         }
 
+        if stack.len() > MAX_NESTING && deep_marks.last().is_none_or(|(c, _)| *c != chunks.len()) {
+            deep_marks.push((chunks.len(), span));
+        }
         out.push((emitted, span));
         prev = Some(token.clone());
         i += 1;
@@ -268,10 +278,12 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
         chunks.push(chunk_start..out.len());
     }
     let unclosed = stack.len() > 1;
+    let too_deep = deep_marks;
     Laid {
         tokens: out,
         chunks,
         unclosed,
+        too_deep,
     }
 }
 

@@ -51,7 +51,23 @@ pub fn parse(file: FileId, src: &str) -> Parsed {
         .collect();
     let parser = module_parser();
     let mut module = Module::default();
-    for chunk in &laid.chunks {
+    for (index, chunk) in laid.chunks.iter().enumerate() {
+        if let Some((_, at)) = laid.too_deep.iter().find(|(c, _)| *c == index) {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::K1001,
+                    format!(
+                        "brackets nest more than {} levels deep here",
+                        crate::layout::MAX_NESTING
+                    ),
+                    file,
+                    *at,
+                )
+                .with_label("too deeply nested")
+                .with_help("split the expression with `let` bindings or helper agents"),
+            );
+            continue;
+        }
         let slice = &tokens[chunk.clone()];
         let eoi = match slice.last() {
             Some((_, s)) => SimpleSpan::from(s.end..s.end),

@@ -263,3 +263,24 @@ fn prelude_style_declarations() {
         "@\"Adds.\"\nprimitive agent add[T extends number](left: T, right: T) -> T\n@\"Throws.\"\nrequest throw[T](error: T) -> never\nexternal agent fetch(\n  url: string,\n  headers: record[string of private],\n) -> { status: integer } with prelude.throw[fetch_error] from \"http\"\ndata headers(values: record[string of private])\n",
     );
 }
+
+#[test]
+fn nesting_beyond_the_limit_is_k1001_not_a_crash() {
+    let deep = format!(
+        "agent main() {{ {}1{} }}\nagent ok() {{ 1 }}\n",
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let parsed = parse(FileId(0), &deep);
+    assert_eq!(
+        parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect::<Vec<_>>(),
+        vec![Code::K1001]
+    );
+    assert_eq!(parsed.module.decls.len(), 1);
+    let fine = format!("agent main() {{ {}1{} }}", "[".repeat(100), "]".repeat(100));
+    assert!(parse(FileId(0), &fine).diagnostics.is_empty());
+}
