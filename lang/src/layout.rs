@@ -228,17 +228,16 @@ pub fn layout<'s>(src: &str, tokens: Vec<(Token<'s>, Span)>) -> Laid<'s> {
             _ => None,
         };
         closed = None;
-        if let Some(matched) = closing {
-            if matched {
-                let frame = stack.pop();
-                closed = Some(match frame {
-                    Some(Frame::Paren(kind)) => Closed::Paren(kind),
-                    Some(Frame::Bracket { handler_args: true }) => Closed::HandlerArgs,
-                    _ => Closed::Other,
-                });
-            }
-            // A `}` that closes a block does not consume the line end after it (§4.3): nothing
-            // to do here, the newline rule above already sees the enclosing frame.
+        // A mismatched closing bracket leaves the stack alone (the parser reports it). A `}` that
+        // closes a block does not consume the line end after it (§4.3): the newline rule above
+        // already sees the enclosing frame.
+        if closing == Some(true) {
+            let frame = stack.pop();
+            closed = Some(match frame {
+                Some(Frame::Paren(kind)) => Closed::Paren(kind),
+                Some(Frame::Bracket { handler_args: true }) => Closed::HandlerArgs,
+                _ => Closed::Other,
+            });
         }
 
         // The arrow of a `case` ends its pattern.

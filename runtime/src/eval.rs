@@ -49,7 +49,7 @@ impl Ctx {
         let V::Callable(c) = &callee.v else {
             return Err(panic("internal: call of a value that is not callable"));
         };
-        let result = match &**c {
+        match &**c {
             Callable::Agent { fun, .. } => {
                 let args = self.order_args(m, *fun, &args);
                 self.call_fun(m, *fun, &[], args, None)
@@ -127,8 +127,7 @@ impl Ctx {
                 self.native(m, *index, &mut ordered, &[])
             }
             Callable::Tool(_) => Err(panic("internal: MCP tools are not available in this build")),
-        };
-        result
+        }
     }
 
     /// Arranges labelled arguments in a function's parameter order.
@@ -467,7 +466,7 @@ impl Ctx {
             state: Mutex::new(state),
             parent: self.handlers.clone(),
         });
-        let saved = std::mem::replace(&mut self.handlers, Some(hf.clone()));
+        let saved = self.handlers.replace(hf.clone());
         let result = self.eval(m, frame, &h.body);
         self.handlers = saved;
         match result {

@@ -448,6 +448,9 @@ impl<'a> Lowering<'a> {
     }
 
     /// Finishes the innermost function: its captures, as slots of the enclosing function.
+    // The arguments are the fields of `Fun` that lowering decides; a struct for them would only
+    // be built to be taken apart here.
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &mut self,
         body: Expr,

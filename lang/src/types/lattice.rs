@@ -1001,7 +1001,7 @@ mod tests {
             assert!(!lat.sub(&Ty::integer(), &nullable));
         }
         assert_eq!(bounds.upper.get(&t), Some(&vec![Ty::string()]));
-        assert!(bounds.lower.get(&t).is_none());
+        assert!(!bounds.lower.contains_key(&t));
     }
 
     #[test]
