@@ -295,6 +295,11 @@ fn main() {
             first.message
         );
     }
+    let checked = katari_lang::check::check_program(&loaded, &katari_lang::check::AllNatives);
+    let type_errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
+    if type_errors > 0 {
+        eprintln!("warning: checking the generated program reports {type_errors} errors");
+    }
     let tiny = MemoryFs::new().with("tiny.kt", "agent main() -> integer { 1 }\n");
 
     let generated = (lines, program.len());
@@ -321,6 +326,28 @@ fn main() {
                         &fs,
                         &prelude,
                     )))
+                },
+            ),
+            Stage::new(
+                "generated",
+                "load + resolve + check (with prelude)",
+                generated,
+                || {
+                    let program = load_program(Path::new("bench.kt"), &fs, &prelude);
+                    let checked =
+                        katari_lang::check::check_program(&program, &katari_lang::check::AllNatives);
+                    drop(black_box((program, checked)))
+                },
+            ),
+            Stage::new(
+                "prelude (14 files)",
+                "load + resolve + check (1-line entry)",
+                whole_prelude,
+                || {
+                    let program = load_program(Path::new("tiny.kt"), &tiny, &prelude);
+                    let checked =
+                        katari_lang::check::check_program(&program, &katari_lang::check::AllNatives);
+                    drop(black_box((program, checked)))
                 },
             ),
             Stage::new(
@@ -378,5 +405,10 @@ fn main() {
         } else {
             0.0
         },
+    );
+    let checking = ms(rows[4].median);
+    println!(
+        "Type checking the generated program (with the prelude) takes {:.1} ms on top of loading.",
+        (checking - loading).max(0.0)
     );
 }

@@ -14,7 +14,7 @@ dirty=$(git status --porcelain 2>/dev/null | grep -q . && echo ", with uncommitt
 section=$(cat <<MD
 ## Front end
 
-Lexing, layout, parsing, and loading with name resolution (\`load_program\` through a \`MemoryFs\`,
+Lexing, layout, parsing, loading with name resolution, and type checking (\`load_program\` through a \`MemoryFs\`,
 prelude included) of a generated program of about 10,000 lines (data types, requests, generic
 agents, \`match\`, \`for\` with state and \`then\`, handlers, templates, records, anonymous agents),
 and of the 14 prelude files. Target: well under 100 ms for 10,000 lines.

@@ -1,0 +1,81 @@
+//! Fuzz target for the evaluator: inputs that load and check without errors are lowered and
+//! their `main` is run with a step limit and a small call-depth limit, so every checked program
+//! must end in a value, a typed throw, a panic value or the step limit — never a Rust panic.
+
+#![no_main]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use katari_lang::check::{Natives, check_program};
+use katari_runtime::ir::RequestInfo;
+use katari_runtime::machine::{Ctx, Escalation, Host};
+use katari_runtime::value::Value;
+use libfuzzer_sys::fuzz_target;
+
+/// A host that prints nowhere, knows no secrets and answers nothing.
+struct QuietHost;
+
+impl Host for QuietHost {
+    fn print(&self, _: &str) {}
+    fn eprint(&self, _: &str) {}
+    fn secret(&self, _: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    fn project_env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    fn blob_dir(&self) -> PathBuf {
+        std::env::temp_dir().join("katari-fuzz-blobs")
+    }
+    fn escalate(&self, _: &RequestInfo, _: &Value) -> Escalation {
+        Escalation::NoAnswer
+    }
+}
+
+/// The natives of this build, plus the declarations whose natives come later.
+struct Table(katari_runtime::native::NativeTable);
+
+impl Natives for Table {
+    fn has(&self, name: &str) -> bool {
+        self.0.get(name).is_some() || katari_prelude::natives::DEFERRED.contains(&name)
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    // Scripts that reach the network or sleep are not what this target is for.
+    let text = String::from_utf8_lossy(data);
+    if text.contains("http.") || text.contains("time.") {
+        return;
+    }
+    let program = common::load(data);
+    let table = Table(katari_prelude::natives::table());
+    let checked = check_program(&program, &table);
+    if program.has_errors() || checked.diagnostics.iter().any(|d| d.is_error()) {
+        return;
+    }
+    let mut machine = katari_runtime::lower::lower(
+        &program,
+        &checked,
+        &table.0,
+        katari_prelude::natives::deferred,
+        Arc::new(QuietHost),
+    );
+    machine.step_limit = 10_000;
+    machine.max_depth = 200;
+    let machine = Arc::new(machine);
+    let Some(main) = machine.by_name.get("main.main").cloned() else {
+        return;
+    };
+    let runner = std::thread::Builder::new()
+        .stack_size(256 * 1024 * 1024)
+        .spawn(move || {
+            let mut ctx = Ctx::new(machine);
+            let _ = ctx.call(&main, Vec::new());
+        });
+    if let Ok(handle) = runner {
+        assert!(handle.join().is_ok(), "the evaluator panicked");
+    }
+});
