@@ -50,10 +50,12 @@ fuzz_target!(|data: &[u8]| {
     if text.contains("http.") || text.contains("time.") {
         return;
     }
+    common::parse_checks(data);
     let program = common::load(data);
     let table = Table(katari_prelude::natives::table());
     let checked = check_program(&program, &table);
     if program.has_errors() || checked.diagnostics.iter().any(|d| d.is_error()) {
+        common::render_some(&program, program.diagnostics.iter().chain(&checked.diagnostics));
         return;
     }
     let mut machine = katari_runtime::lower::lower(
