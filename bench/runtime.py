@@ -296,7 +296,9 @@ def main() -> int:
     katari = Path(args.katari) if args.katari else ROOT / "target" / "release" / "katari"
     if not args.no_build and not args.katari:
         print("building: cargo build --release -p katari", file=sys.stderr)
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "katari"], cwd=ROOT, check=True)
+        if subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "katari"], cwd=ROOT).returncode != 0:
+            print("error: the release build failed (retry when the tree builds, or pass --no-build)", file=sys.stderr)
+            return 2
     if not katari.exists():
         print(f"error: no katari binary at {katari}", file=sys.stderr)
         return 2
@@ -313,7 +315,7 @@ def main() -> int:
         "commit": git_desc(),
         "rustc": subprocess.run([rustc, "-V"], capture_output=True, text=True).stdout.strip() if rustc else "rustc unknown",
         "python": python,
-        "python_version": f"CPython {python_version}",
+        "python_version": python_version,
         "load_start": load_average(),
     }
     print(f"katari: {katari}\nCPython: {python} ({python_version})\nload average: {meta['load_start']}", file=sys.stderr)
