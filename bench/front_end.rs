@@ -334,8 +334,10 @@ fn main() {
                 generated,
                 || {
                     let program = load_program(Path::new("bench.kt"), &fs, &prelude);
-                    let checked =
-                        katari_lang::check::check_program(&program, &katari_lang::check::AllNatives);
+                    let checked = katari_lang::check::check_program(
+                        &program,
+                        &katari_lang::check::AllNatives,
+                    );
                     drop(black_box((program, checked)))
                 },
             ),
@@ -345,8 +347,10 @@ fn main() {
                 whole_prelude,
                 || {
                     let program = load_program(Path::new("tiny.kt"), &tiny, &prelude);
-                    let checked =
-                        katari_lang::check::check_program(&program, &katari_lang::check::AllNatives);
+                    let checked = katari_lang::check::check_program(
+                        &program,
+                        &katari_lang::check::AllNatives,
+                    );
                     drop(black_box((program, checked)))
                 },
             ),
