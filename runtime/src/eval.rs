@@ -1042,10 +1042,29 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
 /// operators, answered without the general path.
 #[inline(always)]
 fn int_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
+    // Integers are integral, so a finite sum, difference or product of two is integral too.
+    let int = |n: f64| {
+        if n.is_finite() {
+            Value::int(if n == 0.0 { 0.0 } else { n })
+        } else {
+            Value::num(n)
+        }
+    };
     Some(match op {
-        BinOp::Add => Value::arith(true, x + y),
-        BinOp::Sub => Value::arith(true, x - y),
-        BinOp::Mul => Value::arith(true, x * y),
+        BinOp::Add => int(x + y),
+        BinOp::Sub => int(x - y),
+        BinOp::Mul => int(x * y),
+        // Below 2^53 the remainder of two integers is exact in i64.
+        BinOp::Mod if y != 0.0 && x.abs() < 9.0e15 && y.abs() < 9.0e15 => {
+            let (a, b) = (x as i64, y as i64);
+            let r = a % b;
+            let r = if r != 0 && ((r < 0) != (b < 0)) {
+                r + b
+            } else {
+                r
+            };
+            Value::int(r as f64)
+        }
         BinOp::Lt => Value::bool(x < y),
         BinOp::Le => Value::bool(x <= y),
         BinOp::Gt => Value::bool(x > y),

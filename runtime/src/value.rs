@@ -190,6 +190,11 @@ pub fn format_number(x: f64) -> String {
     if x < 0.0 {
         return format!("-{}", format_number(-x));
     }
+    // Integral values below 2^63 print as their digits; the general path below is for fractions
+    // and exponents.
+    if x.fract() == 0.0 && x < 1e18 {
+        return (x as u64).to_string();
+    }
     // Rust's `{:e}` gives the shortest round-tripping digits: `d.ddde±x`.
     let sci = format!("{x:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
