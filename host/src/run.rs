@@ -13,11 +13,11 @@ use katari_lang::ast;
 use katari_lang::check::Checked;
 use katari_lang::diag::{Code, Diagnostic};
 use katari_lang::load::Program;
+use katari_lang::query::CheckedEnv;
 use katari_lang::render;
 use katari_lang::resolve::DeclRef;
 use katari_lang::types::{TyKind, conform, render_ty, schema};
 use katari_runtime::control::Control;
-use katari_runtime::lower::Env;
 use katari_runtime::machine::{Ctx, Machine};
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
@@ -135,7 +135,7 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
     let _ = host.machine.set(Arc::downgrade(&machine));
 
     // Required parameters still missing: asked on a terminal, else the first is an error.
-    let env = Env { checked: &checked };
+    let env = CheckedEnv::new(&program, &checked, Some(program.entry));
     for p in params.iter().filter(|p| !p.optional) {
         if object.contains_key(&p.name) {
             continue;

@@ -6,75 +6,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use katari_lang::ast::{self, ExprKind, ItemKind, LitKind, PatternKind};
-use katari_lang::check::{Checked, DeclInfo};
+use katari_lang::check::Checked;
 use katari_lang::load::{ModuleId, Program};
+use katari_lang::query::CheckedEnv;
 use katari_lang::resolve::{DeclRef, JumpTarget, LocalId, Resolution};
 use katari_lang::source::{FileId, Span};
-use katari_lang::types::{self, Field, GenArg, GenericId, Subst, Ty, TyEnv, Variance};
+use katari_lang::types::{self, GenArg, Subst, Ty};
 
 use crate::callable::Callable;
 use crate::ir::*;
 use crate::machine::{Host, Machine, Metadata};
 use crate::native::{NativeFn, NativeTable};
 use crate::value::{Ctor, Value};
-
-/// A type environment over the checker's results (for schemas and renderings).
-pub struct Env<'a> {
-    pub checked: &'a Checked,
-}
-
-impl TyEnv for Env<'_> {
-    fn qualified_name(&self, id: DeclRef) -> String {
-        self.checked.names.get(&id).cloned().unwrap_or_default()
-    }
-
-    fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {
-        match self.checked.decls.get(&id) {
-            Some(DeclInfo::Data {
-                generics, fields, ..
-            }) => {
-                let mut subst = Subst::default();
-                for (g, a) in generics.iter().zip(args) {
-                    subst.generics.insert(*g, a.clone());
-                }
-                fields
-                    .iter()
-                    .map(|f| Field {
-                        name: f.name.clone(),
-                        ty: subst.ty(&f.ty),
-                        optional: false,
-                    })
-                    .collect()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn variances(&self, id: DeclRef) -> Vec<Variance> {
-        match self.checked.decls.get(&id) {
-            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => {
-                variances.clone()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn generic_name(&self, id: GenericId) -> String {
-        self.checked
-            .generics
-            .get(&id)
-            .map(|g| g.name.clone())
-            .unwrap_or_default()
-    }
-
-    fn generic_bound(&self, id: GenericId) -> Ty {
-        self.checked
-            .generics
-            .get(&id)
-            .and_then(|g| g.bound.clone())
-            .unwrap_or_else(Ty::unknown)
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Key {
@@ -181,7 +124,7 @@ pub fn lower(
             }
         }
     }
-    let env = Env { checked };
+    let env = CheckedEnv::new(program, checked, None);
     let mut metadata = HashMap::new();
     let mut by_name = HashMap::new();
     for (r, g) in &l.global_of {
@@ -309,9 +252,7 @@ impl<'a> Lowering<'a> {
                     ast::Decl::Request(d) => {
                         let index = self.requests.len() as u32;
                         let sig = self.checked.signatures.get(&r);
-                        let env = Env {
-                            checked: self.checked,
-                        };
+                        let env = CheckedEnv::new(self.program, self.checked, None);
                         let (answer_schema, answer_type, never) = match sig {
                             Some(s) => (
                                 types::schema::schema_of(&env, &s.ret),
@@ -954,9 +895,7 @@ impl<'a> Lowering<'a> {
 
     /// JSON Schemas of the type arguments solved at a call site.
     fn schemas_at(&self, span: Span) -> Vec<serde_json::Value> {
-        let env = Env {
-            checked: self.checked,
-        };
+        let env = CheckedEnv::new(self.program, self.checked, None);
         match self.checked.queries.instantiation(self.file, span) {
             Some(args) => args
                 .iter()
