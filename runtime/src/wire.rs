@@ -12,7 +12,7 @@ mod tree;
 
 use std::sync::{Arc, OnceLock};
 
-use katari_lang::types::conform::{Conformable, ValueKind};
+use katari_lang::types::conform::{Conformable, Path, ValueKind};
 use serde_json::Map;
 
 use crate::machine::Machine;
@@ -246,57 +246,12 @@ impl Doc for Value {
 }
 
 /// A path from the root, rendered only for a failure (`$.items[2]`).
-#[derive(Clone, Copy)]
-struct Path<'a> {
-    parent: Option<&'a Path<'a>>,
-    step: Step<'a>,
+/// Failure text at a path: `$.items[2]: <reason>`.
+trait FailAt {
+    fn fail(&self, reason: impl std::fmt::Display) -> String;
 }
 
-#[derive(Clone, Copy)]
-enum Step<'a> {
-    Root,
-    Key(&'a str),
-    Index(usize),
-}
-
-impl<'a> Path<'a> {
-    const ROOT: Path<'static> = Path {
-        parent: None,
-        step: Step::Root,
-    };
-
-    fn key(&'a self, key: &'a str) -> Path<'a> {
-        Path {
-            parent: Some(self),
-            step: Step::Key(key),
-        }
-    }
-
-    fn index(&'a self, index: usize) -> Path<'a> {
-        Path {
-            parent: Some(self),
-            step: Step::Index(index),
-        }
-    }
-
-    fn render(&self, out: &mut String) {
-        if let Some(parent) = self.parent {
-            parent.render(out);
-        }
-        match self.step {
-            Step::Root => out.push('$'),
-            Step::Key(key) => {
-                out.push('.');
-                out.push_str(key);
-            }
-            Step::Index(i) => {
-                out.push('[');
-                out.push_str(&i.to_string());
-                out.push(']');
-            }
-        }
-    }
-
+impl FailAt for Path<'_> {
     fn fail(&self, reason: impl std::fmt::Display) -> String {
         let mut out = String::new();
         self.render(&mut out);

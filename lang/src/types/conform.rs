@@ -107,14 +107,15 @@ pub fn describe_value<V: Conformable>(value: &V) -> String {
 
 const NEVER: &str = "no value can satisfy this schema (never)";
 
-/// A path from the root, kept as a chain of stack frames and rendered only for a failure.
-#[derive(Clone, Copy)]
-struct Path<'a> {
+/// A path from the root (`$.items[2].name`), kept as a chain of stack frames and rendered only
+/// for a failure. The wire decoder reports its failures with the same paths.
+#[derive(Clone, Copy, Debug)]
+pub struct Path<'a> {
     parent: Option<&'a Path<'a>>,
     step: Step<'a>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Step<'a> {
     Root,
     Key(&'a str),
@@ -122,26 +123,30 @@ enum Step<'a> {
 }
 
 impl<'a> Path<'a> {
-    const ROOT: Path<'static> = Path {
+    /// `$`.
+    pub const ROOT: Path<'static> = Path {
         parent: None,
         step: Step::Root,
     };
 
-    fn key(&'a self, key: &'a str) -> Path<'a> {
+    /// `.key` below this path.
+    pub fn key(&'a self, key: &'a str) -> Path<'a> {
         Path {
             parent: Some(self),
             step: Step::Key(key),
         }
     }
 
-    fn index(&'a self, index: usize) -> Path<'a> {
+    /// `[index]` below this path.
+    pub fn index(&'a self, index: usize) -> Path<'a> {
         Path {
             parent: Some(self),
             step: Step::Index(index),
         }
     }
 
-    fn render(&self, out: &mut String) {
+    /// Appends the path's text.
+    pub fn render(&self, out: &mut String) {
         if let Some(parent) = self.parent {
             parent.render(out);
         }
