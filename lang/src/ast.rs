@@ -51,6 +51,19 @@ impl Decl {
         }
     }
 
+    /// The generic parameters (none for imports).
+    pub fn generics(&self) -> &[GenericParam] {
+        match self {
+            Decl::Import(_) => &[],
+            Decl::Synonym(d) => &d.generics,
+            Decl::Agent(d) => &d.generics,
+            Decl::Request(d) => &d.generics,
+            Decl::External(d) => &d.generics,
+            Decl::Primitive(d) => &d.generics,
+            Decl::Data(d) => &d.generics,
+        }
+    }
+
     /// The declared name, for every declaration except imports.
     pub fn name(&self) -> Option<&Ident> {
         match self {

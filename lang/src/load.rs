@@ -162,6 +162,21 @@ impl Program {
             .map(|i| ModuleId(i as u32))
     }
 
+    /// Every top-level declaration of every module, in module and declaration order.
+    pub fn decls(&self) -> impl Iterator<Item = (DeclRef, &ast::Decl)> {
+        self.modules.iter().enumerate().flat_map(|(mi, m)| {
+            m.ast.decls.iter().enumerate().map(move |(di, d)| {
+                (
+                    DeclRef {
+                        module: ModuleId(mi as u32),
+                        index: di as u32,
+                    },
+                    d,
+                )
+            })
+        })
+    }
+
     /// The declaration a [`DeclRef`] points at.
     pub fn decl(&self, r: DeclRef) -> Option<&ast::Decl> {
         self.module(r.module)?.ast.decls.get(r.index as usize)

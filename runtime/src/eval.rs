@@ -77,18 +77,7 @@ impl Ctx {
                     return Err(panic("internal: unknown request"));
                 };
                 let info = &m.requests[r as usize];
-                let ordered = info
-                    .params
-                    .iter()
-                    .zip(&info.defaults)
-                    .map(|(p, d)| {
-                        args.iter()
-                            .find(|(l, _)| l == p)
-                            .map(|(_, v)| v.clone())
-                            .or_else(|| d.clone())
-                            .unwrap_or(Value::NULL)
-                    })
-                    .collect();
+                let ordered = ordered(&args, info.params.iter().zip(&info.defaults));
                 self.perform(m, r, ordered)
             }
             Callable::Constructor { ctor, .. } => {
@@ -109,22 +98,10 @@ impl Ctx {
                     fields,
                 }))))
             }
-            Callable::Native {
-                index, generics, ..
-            } => {
+            Callable::Native { index, .. } => {
                 let params = &m.native_params[*index as usize];
-                let mut ordered: Vec<Value> = params
-                    .iter()
-                    .map(|(p, d)| {
-                        args.iter()
-                            .find(|(l, _)| l == p)
-                            .map(|(_, v)| v.clone())
-                            .or_else(|| d.clone())
-                            .unwrap_or(Value::NULL)
-                    })
-                    .collect();
-                let _ = generics;
-                self.native(m, *index, &mut ordered, &[])
+                let mut args = ordered(&args, params.iter().map(|(p, d)| (p, d)));
+                self.native(m, *index, &mut args, &[])
             }
             Callable::Tool(_) => Err(panic("internal: MCP tools are not available in this build")),
         }
@@ -944,6 +921,22 @@ impl Ctx {
             },
         }
     }
+}
+
+/// Labelled arguments in declared parameter order; an absent one takes its default, else null.
+fn ordered<'p>(
+    args: &[(Arc<str>, Value)],
+    params: impl Iterator<Item = (&'p Arc<str>, &'p Option<Value>)>,
+) -> Vec<Value> {
+    params
+        .map(|(p, d)| {
+            args.iter()
+                .find(|(l, _)| l == p)
+                .map(|(_, v)| v.clone())
+                .or_else(|| d.clone())
+                .unwrap_or(Value::NULL)
+        })
+        .collect()
 }
 
 fn take(frame: &[Value], slots: &[u32]) -> Vec<Value> {

@@ -76,7 +76,6 @@ struct Lowering<'a> {
     native_of: HashMap<DeclRef, u32>,
     stack: Vec<FnCx>,
     file: FileId,
-    module: ModuleId,
     /// The `var`s of the handler whose clause is being lowered (for `next … with`).
     clause_vars: Vec<Option<LocalId>>,
 }
@@ -106,22 +105,14 @@ pub fn lower(
         native_of: HashMap::new(),
         stack: Vec::new(),
         file: FileId::default(),
-        module: ModuleId::default(),
         clause_vars: Vec::new(),
     };
     l.declare(table, deferred);
     // Bodies.
-    for (mi, module) in program.modules.iter().enumerate() {
-        for (di, decl) in module.ast.decls.iter().enumerate() {
-            if let ast::Decl::Agent(a) = decl {
-                let r = DeclRef {
-                    module: ModuleId(mi as u32),
-                    index: di as u32,
-                };
-                l.file = module.file;
-                l.module = ModuleId(mi as u32);
-                l.top_agent(r, a);
-            }
+    for (r, decl) in program.decls() {
+        if let ast::Decl::Agent(a) = decl {
+            l.file = program.module(r.module).map(|m| m.file).unwrap_or_default();
+            l.top_agent(r, a);
         }
     }
     let env = CheckedEnv::new(program, checked, None);

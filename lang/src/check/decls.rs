@@ -101,107 +101,67 @@ impl Checker<'_> {
     pub(super) fn collect_declarations(&mut self) {
         let program = self.program;
         // Names and generics first, so every later lowering can render and bound them.
-        for (mi, module) in program.modules.iter().enumerate() {
-            let mid = ModuleId(mi as u32);
-            for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef {
-                    module: mid,
-                    index: di as u32,
-                };
-                if decl.name().is_some() {
-                    self.out.names.insert(r, qualified(program, r));
-                }
-                let generics = match decl {
-                    ast::Decl::Synonym(d) => &d.generics,
-                    ast::Decl::Agent(d) => &d.generics,
-                    ast::Decl::Request(d) => &d.generics,
-                    ast::Decl::External(d) => &d.generics,
-                    ast::Decl::Primitive(d) => &d.generics,
-                    ast::Decl::Data(d) => &d.generics,
-                    ast::Decl::Import(_) => continue,
-                };
-                let ids = self.declare_generics(module.file, generics);
-                let info = match decl {
-                    ast::Decl::Synonym(_) => DeclInfo::Synonym { generics: ids },
-                    ast::Decl::Data(_) => DeclInfo::Data {
-                        generics: ids,
-                        fields: Vec::new(),
-                        variances: Vec::new(),
-                    },
-                    ast::Decl::Request(_) => DeclInfo::Request {
-                        generics: ids,
-                        variances: Vec::new(),
-                    },
-                    ast::Decl::External(d) => DeclInfo::External {
-                        reactor: d.from.as_ref().map(|(s, _)| s.clone()),
-                    },
-                    ast::Decl::Primitive(_) => DeclInfo::Primitive,
-                    ast::Decl::Agent(_) => DeclInfo::Agent,
-                    ast::Decl::Import(_) => DeclInfo::Import,
-                };
-                self.out.decls.insert(r, info);
+        for (r, decl) in program.decls() {
+            if decl.name().is_some() {
+                self.out.names.insert(r, qualified(program, r));
             }
+            if matches!(decl, ast::Decl::Import(_)) {
+                continue;
+            }
+            let ids = self.declare_generics(self.file_of(r.module), decl.generics());
+            let info = match decl {
+                ast::Decl::Synonym(_) => DeclInfo::Synonym { generics: ids },
+                ast::Decl::Data(_) => DeclInfo::Data {
+                    generics: ids,
+                    fields: Vec::new(),
+                    variances: Vec::new(),
+                },
+                ast::Decl::Request(_) => DeclInfo::Request {
+                    generics: ids,
+                    variances: Vec::new(),
+                },
+                ast::Decl::External(d) => DeclInfo::External {
+                    reactor: d.from.as_ref().map(|(s, _)| s.clone()),
+                },
+                ast::Decl::Primitive(_) => DeclInfo::Primitive,
+                ast::Decl::Agent(_) | ast::Decl::Import(_) => DeclInfo::Agent,
+            };
+            self.out.decls.insert(r, info);
         }
         // Bounds of generics, then data fields (which may mention other data types).
-        for (mi, module) in program.modules.iter().enumerate() {
-            let mid = ModuleId(mi as u32);
-            for decl in &module.ast.decls {
-                let generics = match decl {
-                    ast::Decl::Synonym(d) => &d.generics,
-                    ast::Decl::Agent(d) => &d.generics,
-                    ast::Decl::Request(d) => &d.generics,
-                    ast::Decl::External(d) => &d.generics,
-                    ast::Decl::Primitive(d) => &d.generics,
-                    ast::Decl::Data(d) => &d.generics,
-                    ast::Decl::Import(_) => continue,
-                };
-                self.bound_generics(mid, generics);
-            }
+        for (r, decl) in program.decls() {
+            self.bound_generics(r.module, decl.generics());
         }
-        for (mi, module) in program.modules.iter().enumerate() {
-            let mid = ModuleId(mi as u32);
-            for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef {
-                    module: mid,
-                    index: di as u32,
-                };
-                match decl {
-                    ast::Decl::Data(d) => self.collect_data(r, d),
-                    ast::Decl::Synonym(d) => self.check_synonym(r, d),
-                    _ => {}
-                }
+        for (r, decl) in program.decls() {
+            match decl {
+                ast::Decl::Data(d) => self.collect_data(r, d),
+                ast::Decl::Synonym(d) => self.check_synonym(r, d),
+                _ => {}
             }
         }
         self.compute_data_variances();
-        for (mi, module) in program.modules.iter().enumerate() {
-            let mid = ModuleId(mi as u32);
-            for (di, decl) in module.ast.decls.iter().enumerate() {
-                let r = DeclRef {
-                    module: mid,
-                    index: di as u32,
-                };
-                match decl {
-                    ast::Decl::Request(d) => self.collect_request(r, d),
-                    ast::Decl::External(d) => self.collect_native(
-                        r,
-                        &d.doc,
-                        &d.params,
-                        &d.ret,
-                        d.effects.as_ref(),
-                        true,
-                        Some(d),
-                    ),
-                    ast::Decl::Primitive(d) => self.collect_native(
-                        r,
-                        &d.doc,
-                        &d.params,
-                        &d.ret,
-                        d.effects.as_ref(),
-                        false,
-                        None,
-                    ),
-                    _ => {}
-                }
+        for (r, decl) in program.decls() {
+            match decl {
+                ast::Decl::Request(d) => self.collect_request(r, d),
+                ast::Decl::External(d) => self.collect_native(
+                    r,
+                    &d.doc,
+                    &d.params,
+                    &d.ret,
+                    d.effects.as_ref(),
+                    true,
+                    Some(d),
+                ),
+                ast::Decl::Primitive(d) => self.collect_native(
+                    r,
+                    &d.doc,
+                    &d.params,
+                    &d.ret,
+                    d.effects.as_ref(),
+                    false,
+                    None,
+                ),
+                _ => {}
             }
         }
     }
@@ -585,16 +545,10 @@ impl Checker<'_> {
     /// The generic ids of any declaration, from the resolver's ids for its generic names.
     pub(crate) fn generic_ids_of_decl(&self, r: DeclRef) -> Vec<GenericId> {
         let file = self.file_of(r.module);
-        let generics = match self.program.decl(r) {
-            Some(ast::Decl::Agent(d)) => &d.generics,
-            Some(ast::Decl::Request(d)) => &d.generics,
-            Some(ast::Decl::External(d)) => &d.generics,
-            Some(ast::Decl::Primitive(d)) => &d.generics,
-            Some(ast::Decl::Data(d)) => &d.generics,
-            Some(ast::Decl::Synonym(d)) => &d.generics,
-            _ => return Vec::new(),
+        let Some(decl) = self.program.decl(r) else {
+            return Vec::new();
         };
-        generics
+        decl.generics()
             .iter()
             .filter_map(|g| match self.program.names.get(file, g.name.span) {
                 Some(Resolution::Generic(lid)) => Some(GenericId(lid.0)),

@@ -210,67 +210,37 @@ impl<'p> Checker<'p> {
     }
 }
 
+impl Checker<'_> {
+    /// The checker's results so far, seen as a type environment (§10.5: types of the module
+    /// being checked render unqualified).
+    fn env(&self) -> crate::query::CheckedEnv<'_> {
+        crate::query::CheckedEnv::new(self.program, &self.out, self.current.get())
+    }
+}
+
 impl TyEnv for Checker<'_> {
     fn qualified_name(&self, id: DeclRef) -> String {
-        self.out
-            .names
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| "?".to_string())
+        self.env().qualified_name(id)
     }
 
     fn display_name(&self, id: DeclRef) -> String {
-        match self.program.decl(id).and_then(|d| d.name()) {
-            Some(name) if self.current.get() == Some(id.module) => name.text.clone(),
-            _ => self.qualified_name(id),
-        }
+        self.env().display_name(id)
     }
 
     fn data_fields(&self, id: DeclRef, args: &[GenArg]) -> Vec<Field> {
-        match self.out.decls.get(&id) {
-            Some(DeclInfo::Data {
-                generics, fields, ..
-            }) => {
-                let mut subst = Subst::default();
-                for (g, a) in generics.iter().zip(args) {
-                    subst.generics.insert(*g, a.clone());
-                }
-                fields
-                    .iter()
-                    .map(|f| Field {
-                        name: f.name.clone(),
-                        ty: subst.ty(&f.ty),
-                        optional: false,
-                    })
-                    .collect()
-            }
-            _ => Vec::new(),
-        }
+        self.env().data_fields(id, args)
     }
 
     fn variances(&self, id: DeclRef) -> Vec<Variance> {
-        match self.out.decls.get(&id) {
-            Some(DeclInfo::Data { variances, .. }) | Some(DeclInfo::Request { variances, .. }) => {
-                variances.clone()
-            }
-            _ => Vec::new(),
-        }
+        self.env().variances(id)
     }
 
     fn generic_name(&self, id: GenericId) -> String {
-        self.out
-            .generics
-            .get(&id)
-            .map(|g| g.name.clone())
-            .unwrap_or_else(|| "?".to_string())
+        self.env().generic_name(id)
     }
 
     fn generic_bound(&self, id: GenericId) -> Ty {
-        self.out
-            .generics
-            .get(&id)
-            .and_then(|g| g.bound.clone())
-            .unwrap_or_else(Ty::unknown)
+        self.env().generic_bound(id)
     }
 }
 
