@@ -6,5 +6,6 @@ cd "$(dirname "$0")"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+tests/peers/install.sh
 cargo test --workspace
 RUSTDOCFLAGS=-Dwarnings cargo doc --no-deps --workspace

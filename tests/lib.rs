@@ -5,3 +5,4 @@
 //! `host/tests/scripts.rs` runs the golden scripts kept here under `tests/scripts/`.
 
 pub mod golden;
+pub mod peers;

@@ -14,8 +14,12 @@ use crate::value::{Ctor, NonFinite, Privacy, Value, write_json_string};
 pub trait Tool: Send + Sync + std::fmt::Debug {
     /// The server's tool name.
     fn name(&self) -> &str;
-    /// The wire object of §11.1 (`{"$tool": …}`), without the leading brace handling.
+    /// The wire object of §11.1 (`{"$tool": …}`).
     fn wire(&self) -> serde_json::Value;
+    /// Calls the tool with its argument record (`prelude.md` §14.4 steps 2–5; the caller has
+    /// validated it against the input schema): a converted result, or a throw of
+    /// `mcp.server_error` / `mcp.auth_error`.
+    fn call(&self, ctx: &mut crate::machine::Ctx, argument: Value) -> Result<Value, crate::control::Ctl>;
 }
 
 #[derive(Debug)]

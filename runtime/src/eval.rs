@@ -103,7 +103,10 @@ impl Ctx {
                 let mut args = ordered(&args, params.iter().map(|(p, d)| (p, d)));
                 self.native(m, *index, &mut args, &[])
             }
-            Callable::Tool(_) => Err(panic("internal: MCP tools are not available in this build")),
+            Callable::Tool(tool) => {
+                let record: crate::value::Record = args.into_iter().collect();
+                tool.call(self, Value::new(V::Record(Arc::new(record))))
+            }
         }
     }
 

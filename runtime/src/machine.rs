@@ -26,6 +26,17 @@ pub trait Host: Send + Sync {
     fn blob_dir(&self) -> PathBuf;
     /// Answers an unhandled request (§10.3): from the answers file or the person at the terminal.
     fn escalate(&self, request: &RequestInfo, args: &Value) -> Escalation;
+    /// The server configured for this host under `name` (`mcp:NAME` URLs, `host.md` §4.3), or
+    /// `Err` with a validation message when the configuration is broken.
+    fn mcp_server(&self, name: &str) -> Result<Option<crate::mcp::ServerSpec>, String> {
+        let _ = name;
+        Ok(None)
+    }
+    /// The OAuth credential store (`host.md` §13) behind `mcp.oauth(name)`, when this host has
+    /// one.
+    fn credentials(&self) -> Option<Arc<dyn crate::mcp::auth::CredentialStore>> {
+        None
+    }
 }
 
 /// The outcome of asking the host to answer a request.
@@ -157,6 +168,20 @@ impl Ctx {
             pool: Vec::new(),
             steps: 0,
         }
+    }
+
+    /// The cancellation flag of this branch, if it is one.
+    pub fn cancel_flag(&self) -> Option<Arc<AtomicBool>> {
+        self.cancel.clone()
+    }
+
+    /// A context that evaluates concurrently with this one, as if at this point (same handlers,
+    /// fresh ids): parallel branches, served tool calls and webhook deliveries. `cancel`, when
+    /// set, stops it at its next call or loop iteration.
+    pub fn fork_with(&self, cancel: Option<Arc<AtomicBool>>) -> Ctx {
+        let mut c = self.fork();
+        c.cancel = cancel;
+        c
     }
 
     /// A context for a parallel branch: same handlers, fresh ids.

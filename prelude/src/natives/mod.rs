@@ -25,11 +25,14 @@ mod file;
 mod http;
 mod json;
 mod math;
+mod mcp;
+mod mcp_serve;
 mod ops;
 mod record;
 mod reflection;
 mod string;
 mod time;
+mod webhook;
 
 #[cfg(test)]
 mod tests;
@@ -40,10 +43,8 @@ type R = Result<Value, Ctl>;
 /// The bodiless declarations that have no native here: they need the MCP reactor and the loopback
 /// listener (the MCP reactor issue), which register them when they land.
 pub const DEFERRED: &[&str] = &[
-    "prelude.webhook.inbound",
     "prelude.mcp.tools",
     "prelude.mcp.call",
-    "prelude.mcp.serve",
 ];
 
 /// How a native treats private values (`language.md` §8.6).
@@ -109,6 +110,9 @@ const MODULES: &[&[Entry]] = &[
     file::NATIVES,
     console::NATIVES,
     time::NATIVES,
+    webhook::NATIVES,
+    mcp::NATIVES,
+    mcp_serve::NATIVES,
 ];
 
 /// Every native.

@@ -1,0 +1,728 @@
+//! The MCP client behind `mcp.tools`, `mcp.call` and minted tools (`prelude.md` §14.2–14.5):
+//! descriptors, one cached connection per descriptor, the three transports (Streamable HTTP
+//! with a legacy HTTP+SSE fallback, and stdio child processes for `mcp:NAME`), OAuth bearer
+//! tokens, timeouts, and the errors a script sees.
+//!
+//! **Invariant:** no header value or token appears in a cache key, an error message or a log:
+//! keys carry a SHA-256 digest of the header values, messages name only URLs, header names and
+//! what went wrong.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject, PaginatedRequestParams, ProtocolVersion, Tool,
+};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, StreamableHttpClientTransportConfig,
+};
+use sha2::{Digest, Sha256};
+
+use super::{ServerSpec, TransportSpec, oauth, sse};
+use crate::machine::Host;
+
+/// The largest JSON-RPC message accepted from a server (one tool result): larger replies are a
+/// `server_error`, so a runaway server cannot exhaust memory.
+pub const MAX_MESSAGE: usize = 8 * 1024 * 1024;
+
+/// Connecting and initialising, unless `KATARI_MCP_CONNECT_TIMEOUT` says otherwise.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One request, unless `KATARI_MCP_TIMEOUT` says otherwise.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most pages `tools/list` may take: a server whose cursors never end is an error.
+const MAX_PAGES: usize = 10_000;
+
+/// How a descriptor authenticates.
+#[derive(Debug)]
+pub enum Auth {
+    /// Headers sent on every request (`mcp.headers`); values may be secrets.
+    Headers(Vec<(String, String)>),
+    /// A named credential of the host's OAuth store (`mcp.oauth`).
+    OAuth(String),
+}
+
+/// A server address as scripts give it: a URL (`http(s)://…` or `mcp:NAME`) and its `auth`.
+#[derive(Debug)]
+pub struct Descriptor {
+    pub url: String,
+    pub auth: Auth,
+    /// The connection cache key (`prelude.md` §14.2): the URL plus a digest of the sorted
+    /// headers, the URL plus the credential name, or the `mcp:` name. No secret in clear.
+    key: Arc<str>,
+}
+
+impl Descriptor {
+    pub fn new(url: String, auth: Auth) -> Descriptor {
+        let key: Arc<str> = if url.starts_with("mcp:") {
+            url.as_str().into()
+        } else {
+            match &auth {
+                Auth::OAuth(name) => format!("{url}\noauth:{name}").into(),
+                Auth::Headers(headers) if headers.is_empty() => url.as_str().into(),
+                Auth::Headers(headers) => {
+                    let mut sorted: Vec<_> = headers.iter().collect();
+                    sorted.sort();
+                    let mut digest = Sha256::new();
+                    for (name, value) in sorted {
+                        digest.update((name.len() as u64).to_le_bytes());
+                        digest.update(name.as_bytes());
+                        digest.update((value.len() as u64).to_le_bytes());
+                        digest.update(value.as_bytes());
+                    }
+                    let hex: String = digest
+                        .finalize()
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    format!("{url}\nheaders:{hex}").into()
+                }
+            }
+        };
+        Descriptor { url, auth, key }
+    }
+
+    /// The cache key (no secret in clear).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+/// Why a listing or a call failed: the two errors of `prelude.md` §14.1.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpFailure {
+    /// `mcp.server_error(message)`.
+    Server(String),
+    /// `mcp.auth_error(message)`.
+    Auth(String),
+}
+
+/// One open client session.
+struct Connection {
+    peer: Peer<RoleClient>,
+    /// The running service, kept so that it can be closed at exit; calls use `peer`.
+    service: tokio::sync::Mutex<RunningService<RoleClient, ClientConfig>>,
+}
+
+/// A cache entry: concurrent first calls wait on the same connect.
+#[derive(Default)]
+struct Slot {
+    cell: tokio::sync::OnceCell<Arc<Connection>>,
+}
+
+static CACHE: LazyLock<Mutex<HashMap<Arc<str>, Arc<Slot>>>> = LazyLock::new(Default::default);
+
+fn cache() -> std::sync::MutexGuard<'static, HashMap<Arc<str>, Arc<Slot>>> {
+    CACHE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A duration in seconds from the environment (fractions allowed), if set and valid.
+fn env_secs(var: &str) -> Option<Duration> {
+    let text = std::env::var(var).ok()?;
+    let secs: f64 = text.trim().parse().ok()?;
+    (secs.is_finite() && secs > 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The connect timeout for URL descriptors.
+fn connect_timeout() -> Duration {
+    static T: LazyLock<Duration> =
+        LazyLock::new(|| env_secs("KATARI_MCP_CONNECT_TIMEOUT").unwrap_or(CONNECT_TIMEOUT));
+    *T
+}
+
+/// The request timeout for URL descriptors.
+fn call_timeout() -> Duration {
+    static T: LazyLock<Duration> =
+        LazyLock::new(|| env_secs("KATARI_MCP_TIMEOUT").unwrap_or(CALL_TIMEOUT));
+    *T
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// What the client says about itself in `initialize`.
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("katari", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// An error and its sources, `: `-separated, without repeats.
+pub(crate) fn describe(e: &(dyn StdError + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Whether an error (or one of its sources) is an HTTP 401.
+fn unauthorized(e: &(dyn StdError + 'static)) -> bool {
+    let mut current = Some(e);
+    while let Some(e) = current {
+        if e.downcast_ref::<AuthRequiredError>().is_some()
+            || e.downcast_ref::<sse::SseError>()
+                .is_some_and(sse::SseError::is_unauthorized)
+        {
+            return true;
+        }
+        let text = e.to_string();
+        if text.contains("HTTP 401") || text.contains("401 Unauthorized") {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+// -------------------------------------------------------------------------------------------
+// Resolving a descriptor to something to connect to
+// -------------------------------------------------------------------------------------------
+
+/// An HTTP server and how to authenticate to it.
+struct HttpTarget {
+    url: String,
+    headers: Vec<(String, String)>,
+    oauth: Option<String>,
+    legacy_sse: bool,
+}
+
+/// What a descriptor resolves to, with its timeouts.
+enum Target {
+    Http(HttpTarget),
+    Stdio(ServerSpec),
+}
+
+struct Resolved {
+    target: Target,
+    connect_timeout: Duration,
+    call_timeout: Duration,
+}
+
+fn resolve(d: &Descriptor, host: &dyn Host) -> Result<Resolved, McpFailure> {
+    if let Some(name) = d.url.strip_prefix("mcp:") {
+        let spec = host
+            .mcp_server(name)
+            .map_err(|message| McpFailure::Server(message))?
+            .ok_or_else(|| {
+                McpFailure::Server(format!("no MCP server named \"{name}\" is configured"))
+            })?;
+        let (connect_timeout, call_timeout) = (spec.connect_timeout, spec.request_timeout);
+        let target = match &spec.transport {
+            TransportSpec::Http {
+                url,
+                headers,
+                oauth,
+                legacy_sse,
+            } => Target::Http(HttpTarget {
+                url: url.clone(),
+                headers: headers.clone(),
+                oauth: oauth.clone(),
+                legacy_sse: *legacy_sse,
+            }),
+            TransportSpec::Stdio { .. } => Target::Stdio(spec.clone()),
+        };
+        return Ok(Resolved {
+            target,
+            connect_timeout,
+            call_timeout,
+        });
+    }
+    let lower = d.url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(McpFailure::Server(format!(
+            "unsupported MCP server URL \"{}\": use http://, https:// or mcp:NAME",
+            d.url
+        )));
+    }
+    let (headers, oauth) = match &d.auth {
+        Auth::Headers(h) => (h.clone(), None),
+        Auth::OAuth(name) => (Vec::new(), Some(name.clone())),
+    };
+    Ok(Resolved {
+        target: Target::Http(HttpTarget {
+            url: d.url.clone(),
+            headers,
+            oauth,
+            legacy_sse: false,
+        }),
+        connect_timeout: connect_timeout(),
+        call_timeout: call_timeout(),
+    })
+}
+
+/// The header map of a target; values are marked sensitive so that no debug output shows them.
+fn header_map(url: &str, headers: &[(String, String)]) -> Result<HeaderMap, McpFailure> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            McpFailure::Server(format!(
+                "MCP server '{url}': invalid header name \"{name}\""
+            ))
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            McpFailure::Server(format!(
+                "MCP server '{url}': invalid value for the header \"{name}\""
+            ))
+        })?;
+        value.set_sensitive(true);
+        map.append(header, value);
+    }
+    Ok(map)
+}
+
+// -------------------------------------------------------------------------------------------
+// Connecting
+// -------------------------------------------------------------------------------------------
+
+type Service = RunningService<RoleClient, ClientConfig>;
+
+/// A failed connect: its description and whether the server answered 401.
+struct ConnectError {
+    message: String,
+    unauthorized: bool,
+}
+
+impl ConnectError {
+    fn of(e: &(dyn StdError + 'static)) -> ConnectError {
+        ConnectError {
+            message: describe(e),
+            unauthorized: unauthorized(e),
+        }
+    }
+}
+
+async fn streamable(
+    url: &str,
+    headers: &HeaderMap,
+    bearer: Option<&str>,
+) -> Result<Service, ConnectError> {
+    let custom: HashMap<HeaderName, HeaderValue> = headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(custom)
+        .max_json_response_size(MAX_MESSAGE)
+        .max_sse_event_size(MAX_MESSAGE);
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    rmcp::serve_client(client_config(), transport)
+        .await
+        .map_err(|e| ConnectError::of(&e))
+}
+
+async fn legacy(
+    url: &str,
+    headers: &HeaderMap,
+    bearer: Option<&str>,
+) -> Result<Service, ConnectError> {
+    let mut headers = headers.clone();
+    if let Some(token) = bearer {
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            ConnectError {
+                message: "the OAuth access token is not a valid header value".into(),
+                unauthorized: false,
+            }
+        })?;
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    let transport = sse::LegacySse::connect(url, headers)
+        .await
+        .map_err(|e| ConnectError::of(&e))?;
+    rmcp::serve_client(client_config(), transport)
+        .await
+        .map_err(|e| ConnectError::of(&e))
+}
+
+/// Streamable HTTP, then (for a failure other than a 401) one attempt with legacy HTTP+SSE;
+/// when both fail, the Streamable HTTP error.
+async fn http_once(
+    target: &HttpTarget,
+    headers: &HeaderMap,
+    bearer: Option<&str>,
+) -> Result<Service, ConnectError> {
+    if target.legacy_sse {
+        return legacy(&target.url, headers, bearer).await;
+    }
+    match streamable(&target.url, headers, bearer).await {
+        Ok(service) => Ok(service),
+        Err(e) if e.unauthorized => Err(e),
+        Err(first) => match legacy(&target.url, headers, bearer).await {
+            Ok(service) => Ok(service),
+            Err(second) if second.unauthorized => Err(second),
+            Err(_) => Err(first),
+        },
+    }
+}
+
+/// The message for an OAuth descriptor without a credential store.
+fn no_credential(url: &str, name: &str) -> McpFailure {
+    McpFailure::Auth(format!(
+        "MCP server '{url}' needs you to log in: there is no credential named '{name}'.\nRun: katari mcp login --url {url} --name {name}"
+    ))
+}
+
+/// The message for a 401 that persists after a refresh.
+fn still_unauthorized(url: &str, name: &str) -> McpFailure {
+    McpFailure::Auth(format!(
+        "MCP server '{url}' needs you to log in again: credential '{name}' expired and could not be refreshed.\nRun: katari mcp login --url {url} --name {name}"
+    ))
+}
+
+fn connect_failure(url: &str, e: ConnectError) -> McpFailure {
+    if e.unauthorized {
+        McpFailure::Server(format!(
+            "MCP server '{url}' rejected the request as unauthorised (HTTP 401)"
+        ))
+    } else {
+        McpFailure::Server(format!("cannot connect to MCP server '{url}': {}", e.message))
+    }
+}
+
+async fn connect_http(target: &HttpTarget, host: &Arc<dyn Host>) -> Result<Service, McpFailure> {
+    let headers = header_map(&target.url, &target.headers)?;
+    let Some(name) = &target.oauth else {
+        return http_once(target, &headers, None)
+            .await
+            .map_err(|e| connect_failure(&target.url, e));
+    };
+    let store = host
+        .credentials()
+        .ok_or_else(|| no_credential(&target.url, name))?;
+    let token = oauth::bearer(&store, name, &target.url)
+        .await
+        .map_err(|f| McpFailure::Auth(f.message))?;
+    match http_once(target, &headers, Some(&token)).await {
+        Ok(service) => Ok(service),
+        Err(e) if e.unauthorized => {
+            let token = oauth::refresh_after_unauthorized(&store, name, &target.url)
+                .await
+                .map_err(|f| McpFailure::Auth(f.message))?;
+            match http_once(target, &headers, Some(&token)).await {
+                Ok(service) => Ok(service),
+                Err(e) if e.unauthorized => Err(still_unauthorized(&target.url, name)),
+                Err(e) => Err(connect_failure(&target.url, e)),
+            }
+        }
+        Err(e) => Err(connect_failure(&target.url, e)),
+    }
+}
+
+async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
+    let TransportSpec::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+        stderr_log,
+    } = &spec.transport
+    else {
+        return Err(McpFailure::Server(format!(
+            "MCP server '{}' is not a stdio server",
+            spec.name
+        )));
+    };
+    let name = &spec.name;
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let stderr = match stderr_log {
+        Some(path) => {
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                Ok(file) => std::process::Stdio::from(file),
+                Err(_) => std::process::Stdio::null(),
+            }
+        }
+        None => std::process::Stdio::null(),
+    };
+    let (process, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| {
+            McpFailure::Server(format!(
+                "cannot start MCP server '{name}' ({command}): {}",
+                describe(&e)
+            ))
+        })?;
+    rmcp::serve_client(client_config(), process)
+        .await
+        .map_err(|e| {
+            McpFailure::Server(format!(
+                "cannot connect to MCP server '{name}': {}",
+                describe(&e)
+            ))
+        })
+}
+
+/// Opens a session for `d`, bounded by the connect timeout.
+async fn connect(d: &Descriptor, resolved: &Resolved, host: &Arc<dyn Host>) -> Result<Connection, McpFailure> {
+    let opening = async {
+        match &resolved.target {
+            Target::Http(target) => connect_http(target, host).await,
+            Target::Stdio(spec) => connect_stdio(spec).await,
+        }
+    };
+    let service = tokio::time::timeout(resolved.connect_timeout, opening)
+        .await
+        .map_err(|_| {
+            McpFailure::Server(format!(
+                "cannot connect to MCP server '{}': no answer within {}",
+                d.url,
+                seconds(resolved.connect_timeout)
+            ))
+        })??;
+    Ok(Connection {
+        peer: service.peer().clone(),
+        service: tokio::sync::Mutex::new(service),
+    })
+}
+
+/// The cached connection for `d`, opening it if needed. Connects run as tasks of their own on
+/// the reactor, so a child process is spawned from a long-lived worker and a connect shared by
+/// several callers is not abandoned when the first of them is interrupted.
+async fn connection(
+    d: &Arc<Descriptor>,
+    resolved: &Arc<Resolved>,
+    host: &Arc<dyn Host>,
+) -> Result<Arc<Connection>, McpFailure> {
+    let slot = cache().entry(d.key.clone()).or_default().clone();
+    slot.cell
+        .get_or_try_init(|| {
+            let (d, resolved, host) = (d.clone(), resolved.clone(), host.clone());
+            async move {
+                let task =
+                    tokio::spawn(async move { connect(&d, &resolved, &host).await.map(Arc::new) });
+                task.await.map_err(|e| {
+                    McpFailure::Server(format!("the MCP connection task failed: {e}"))
+                })?
+            }
+        })
+        .await
+        .cloned()
+}
+
+/// Drops the cached connection of `d` if it is still `conn`, so the next call reconnects. The
+/// connection is closed on the reactor (which also stops a child process).
+fn evict(d: &Descriptor, conn: &Arc<Connection>) {
+    let removed = {
+        let mut map = cache();
+        let current = map
+            .get(&d.key)
+            .and_then(|slot| slot.cell.get())
+            .is_some_and(|c| Arc::ptr_eq(c, conn));
+        if current { map.remove(&d.key) } else { None }
+    };
+    if let Some(slot) = removed {
+        crate::reactor::runtime().spawn(async move {
+            if let Some(conn) = slot.cell.get() {
+                let _ = conn
+                    .service
+                    .lock()
+                    .await
+                    .close_with_timeout(Duration::from_secs(2))
+                    .await;
+            }
+        });
+    }
+}
+
+/// Closes every cached connection (stopping stdio servers), waiting at most about a second.
+/// The host calls this before the process exits; servers also see their stdin close at exit.
+pub fn shutdown() {
+    let slots: Vec<Arc<Slot>> = cache().drain().map(|(_, slot)| slot).collect();
+    if slots.is_empty() {
+        return;
+    }
+    crate::reactor::runtime().block_on(async move {
+        let closing = slots.iter().filter_map(|slot| slot.cell.get()).map(|conn| async move {
+            let _ = conn
+                .service
+                .lock()
+                .await
+                .close_with_timeout(Duration::from_millis(800))
+                .await;
+        });
+        let _ = tokio::time::timeout(Duration::from_secs(1), futures::future::join_all(closing))
+            .await;
+    });
+}
+
+// -------------------------------------------------------------------------------------------
+// Requests
+// -------------------------------------------------------------------------------------------
+
+/// What a request was, for messages: `tools/list`, `tools/call "echo"`.
+fn what(call: Option<&str>) -> String {
+    match call {
+        Some(name) => format!("tools/call \"{name}\""),
+        None => "tools/list".to_string(),
+    }
+}
+
+fn request_failure(url: &str, call: Option<&str>, e: &ServiceError) -> McpFailure {
+    let request = what(call);
+    McpFailure::Server(match e {
+        ServiceError::McpError(data) => format!(
+            "MCP server '{url}' refused {request}: {} (code {})",
+            data.message, data.code.0
+        ),
+        ServiceError::TransportClosed => {
+            format!("MCP server '{url}' closed the connection during {request}")
+        }
+        ServiceError::UnexpectedResponse => {
+            format!("MCP server '{url}' sent an unexpected reply to {request}")
+        }
+        other => format!("MCP server '{url}' failed during {request}: {}", describe(other)),
+    })
+}
+
+/// Runs one request on the cached connection with the call timeout; on a transport failure the
+/// connection is evicted, and for an OAuth descriptor a 401 refreshes the token and retries once.
+async fn request<T, F, Fut>(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+    call: Option<&str>,
+    run: F,
+) -> Result<T, McpFailure>
+where
+    F: Fn(Peer<RoleClient>) -> Fut,
+    Fut: Future<Output = Result<T, ServiceError>>,
+{
+    let resolved = Arc::new(resolve(d, &**host)?);
+    let mut retried = false;
+    loop {
+        let conn = connection(d, &resolved, host).await?;
+        let outcome = tokio::time::timeout(resolved.call_timeout, run(conn.peer.clone())).await;
+        match outcome {
+            Ok(Ok(value)) => return Ok(value),
+            // The server answered with a JSON-RPC error: the session is fine.
+            Ok(Err(e @ ServiceError::McpError(_))) => return Err(request_failure(&d.url, call, &e)),
+            Ok(Err(e)) => {
+                evict(d, &conn);
+                let oauth = match &resolved.target {
+                    Target::Http(HttpTarget {
+                        oauth: Some(name), ..
+                    }) => Some(name),
+                    _ => None,
+                };
+                if let (Some(name), false, true) = (oauth, retried, unauthorized(&e)) {
+                    let store = host.credentials().ok_or_else(|| no_credential(&d.url, name))?;
+                    oauth::refresh_after_unauthorized(&store, name, &d.url)
+                        .await
+                        .map_err(|f| McpFailure::Auth(f.message))?;
+                    retried = true;
+                    continue;
+                }
+                return Err(request_failure(&d.url, call, &e));
+            }
+            Err(_) => {
+                evict(d, &conn);
+                return Err(McpFailure::Server(format!(
+                    "MCP server '{}' did not answer {} within {}",
+                    d.url,
+                    what(call),
+                    seconds(resolved.call_timeout)
+                )));
+            }
+        }
+    }
+}
+
+/// Every tool of the server, following `nextCursor` until it is exhausted.
+pub async fn list_tools(d: &Arc<Descriptor>, host: &Arc<dyn Host>) -> Result<Vec<Tool>, McpFailure> {
+    request(d, host, None, |peer| async move {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor
+                .take()
+                .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = peer.list_tools(params).await?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => cursor = Some(next),
+                _ => return Ok(tools),
+            }
+        }
+        Err(ServiceError::UnexpectedResponse)
+    })
+    .await
+}
+
+/// One `tools/call`.
+pub async fn call_tool(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+    name: &str,
+    arguments: JsonObject,
+) -> Result<CallToolResult, McpFailure> {
+    let owned: Arc<str> = name.into();
+    request(d, host, Some(name), |peer| {
+        let mut params = CallToolRequestParams::new(owned.to_string());
+        params.arguments = Some(arguments.clone());
+        async move { peer.call_tool(params).await }
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_keys_hold_no_header_values() {
+        let d = Descriptor::new(
+            "http://127.0.0.1:1/mcp".into(),
+            Auth::Headers(vec![("Authorization".into(), "Bearer s3cret".into())]),
+        );
+        assert!(!d.key().contains("s3cret"));
+        let same = Descriptor::new(
+            "http://127.0.0.1:1/mcp".into(),
+            Auth::Headers(vec![("Authorization".into(), "Bearer s3cret".into())]),
+        );
+        assert_eq!(d.key(), same.key());
+        let other = Descriptor::new(
+            "http://127.0.0.1:1/mcp".into(),
+            Auth::Headers(vec![("Authorization".into(), "Bearer other".into())]),
+        );
+        assert_ne!(d.key(), other.key());
+        let oauth = Descriptor::new("http://127.0.0.1:1/mcp".into(), Auth::OAuth("gh".into()));
+        assert_eq!(oauth.key(), "http://127.0.0.1:1/mcp\noauth:gh");
+    }
+}
