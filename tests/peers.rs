@@ -2,7 +2,6 @@
 //! `.peers/`: reference servers from npm, node 22, and Python virtual environments. A missing
 //! peer fails the test loudly with the command that installs it; nothing is skipped.
 
-use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -103,24 +102,30 @@ impl Peer {
     /// does not within 30 s.
     pub fn start(mut command: Command, port: u16) -> Peer {
         let program = format!("{:?}", command.get_program());
+        // Stderr goes to a file, not a pipe: a pipe nobody reads would block a chatty peer.
+        let log =
+            std::env::temp_dir().join(format!("katari-peer-{}-{port}.log", std::process::id()));
+        let stderr = std::fs::File::create(&log)
+            .map(Stdio::from)
+            .unwrap_or_else(|_| Stdio::null());
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start test peer {program}: {e}"));
         let mut peer = Peer { child, port };
         if !wait_for_port(port, Duration::from_secs(30)) {
             let _ = peer.child.kill();
-            let mut err = String::new();
-            if let Some(stderr) = peer.child.stderr.take() {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok).take(40) {
-                    err.push_str(&line);
-                    err.push('\n');
-                }
-            }
+            let err: String = std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .take(40)
+                .map(|l| format!("{l}\n"))
+                .collect();
             panic!("test peer {program} did not listen on port {port} within 30 s:\n{err}");
         }
+        let _ = std::fs::remove_file(&log);
         peer
     }
 

@@ -23,11 +23,11 @@ pub struct Cli {
     #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
 
-    /// Ignore workspace files (accepted now; workspaces come later).
+    /// Ignore the workspace files (`.katari/config.toml` and `.mcp.json`).
     #[arg(long, global = true)]
     pub no_workspace: bool,
 
-    /// Trust the workspace's MCP servers (accepted now; MCP comes later).
+    /// Start the workspace's stdio MCP servers without asking, for this invocation only.
     #[arg(long, global = true)]
     pub trust_workspace: bool,
 
@@ -49,6 +49,11 @@ pub enum Command {
         stdout. The exit status is 0 when there are no errors (warnings allowed) and 2 otherwise."
     )]
     Check(CheckArgs),
+    /// Show where katari keeps its files, and the effective configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Start the interactive REPL (plain, without prompts, when stdin is not a terminal).
     #[command(
         long_about = "Start the interactive REPL: declarations, `let`s and expressions are \
@@ -57,6 +62,66 @@ pub enum Command {
         exit status is 1 when any input produced an error."
     )]
     Repl,
+    /// Manage MCP access: OAuth login and stored credentials.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Log in to an MCP server with OAuth and store the credential under NAME.
+    #[command(
+        long_about = "Log in to an MCP server with OAuth and store the credential under NAME.\n\n\
+        Discovers the authorization server, registers katari as a client (unless --client-id), \
+        prints the authorization URL on stderr and opens it in a browser ($BROWSER when set), then \
+        waits for the redirect on a loopback port."
+    )]
+    Login(LoginArgs),
+    /// List stored OAuth credentials (never their tokens).
+    Credentials {
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a stored OAuth credential.
+    Logout {
+        /// The credential's name.
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The MCP server's URL (https, or http on localhost).
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+
+    /// The name to store the credential under.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+
+    /// The scope to ask for (default: what the server advertises).
+    #[arg(long, value_name = "S")]
+    pub scope: Option<String>,
+
+    /// Do not open a browser; only print the URL.
+    #[arg(long)]
+    pub no_browser: bool,
+
+    /// Use this pre-registered client id instead of dynamic registration.
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+
+    /// The environment variable holding the pre-registered client's secret.
+    #[arg(long, value_name = "VAR", requires = "client_id")]
+    pub client_secret_env: Option<String>,
+
+    /// How long to wait for the browser's redirect, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +175,27 @@ impl CheckArgs {
     pub fn format(&self) -> Format {
         if self.json { Format::Json } else { self.format }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the location of every file and folder katari uses (`(missing)` when absent).
+    Path {
+        /// Print one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the effective merged configuration, each entity with the file it came from.
+    #[command(
+        long_about = "Print the effective merged configuration as TOML, each entity preceded by a \
+        comment naming the file it came from. Secret references are shown as written, never \
+        resolved; MCP header and env values are shown as <hidden>."
+    )]
+    Show {
+        /// Print JSON instead of TOML.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

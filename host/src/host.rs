@@ -45,9 +45,24 @@ pub struct CliHost {
     fatal: Mutex<Option<String>>,
     /// The machine, for decoding answers and stopping the run (set once it is built).
     pub machine: OnceLock<std::sync::Weak<Machine>>,
+    /// Reads answers instead of stdin: the REPL's line editor, which keeps them out of the
+    /// history and reads Ctrl-C as "no answer" after interrupting the run.
+    reader: Option<LineReader>,
+    /// The OAuth credential store behind `mcp.oauth` (`host.md` §13.2); the database is opened
+    /// only when a script first uses a credential.
+    credentials: Arc<crate::store::LazyCredentials>,
 }
 
+/// Shows a prompt and reads one line; `None` when there is no answer.
+pub type LineReader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 impl CliHost {
+    /// This host with answers read by `reader` rather than from stdin.
+    pub fn with_reader(mut self, reader: Option<LineReader>) -> CliHost {
+        self.reader = reader;
+        self
+    }
+
     pub fn new(
         paths: Paths,
         project_env: Vec<(String, String)>,
@@ -55,7 +70,6 @@ impl CliHost {
         shapes: HashMap<String, AnswerShape>,
     ) -> CliHost {
         CliHost {
-            paths,
             project_env,
             answers: Mutex::new(answers),
             shapes,
@@ -64,6 +78,9 @@ impl CliHost {
             reading: AtomicBool::new(false),
             fatal: Mutex::new(None),
             machine: OnceLock::new(),
+            reader: None,
+            credentials: Arc::new(crate::store::LazyCredentials::new(paths.data.clone())),
+            paths,
         }
     }
 
@@ -79,7 +96,9 @@ impl CliHost {
 
     /// The refusal that must end the command with exit 2, if one happened.
     pub fn fatal(&self) -> Option<String> {
-        self.fatal.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let fatal = self.fatal.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        // A database newer than this binary is refused with exit 2 too (`host.md` §16.2).
+        fatal.or_else(|| self.credentials.refusal())
     }
 
     fn machine(&self) -> Option<Arc<Machine>> {
@@ -97,6 +116,9 @@ impl CliHost {
     /// Shows `prompt` on stderr and reads one line from the terminal, without its line end.
     /// `None` at the end of input.
     pub fn read_line(&self, prompt: &str) -> Option<String> {
+        if let Some(reader) = &self.reader {
+            return reader(prompt);
+        }
         self.say(prompt);
         self.reading.store(true, Ordering::SeqCst);
         let mut line = String::new();
@@ -189,36 +211,47 @@ impl Host for CliHost {
             return Ok(Some(v.to_string_lossy().into_owned()));
         }
         let file = self.paths.config.join("secrets.toml");
-        let Ok(meta) = std::fs::metadata(&file) else {
-            return Ok(None);
-        };
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                let message = format!(
-                    "{} is readable by other users (mode {mode:04o}). Fix it with: chmod 600 {}",
-                    file.display(),
-                    file.display()
-                );
+        match crate::config::secrets::read(&file) {
+            Ok(secrets) => Ok(secrets.get(key).map(str::to_string)),
+            Err(crate::config::secrets::ReadError::Exposed(message)) => {
                 // The command fails with exit 2 (`host.md` §3.3): the run is stopped, so that
                 // not even an ambient panic clause carries on past the refusal.
                 *self.fatal.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.clone());
                 if let Some(m) = self.machine() {
                     m.interrupted.store(true, Ordering::SeqCst);
                 }
-                return Err(message);
+                Err(message)
             }
+            Err(crate::config::secrets::ReadError::Broken(message)) => Err(message),
         }
-        #[cfg(not(unix))]
-        let _ = meta;
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e| format!("{} is not valid TOML: {e}", file.display()))?;
-        Ok(table.get(key).and_then(|v| v.as_str()).map(str::to_string))
+    }
+
+    fn mcp_server(&self, name: &str) -> Result<Option<katari_runtime::mcp::ServerSpec>, String> {
+        let Some(config) = crate::config::current() else {
+            return Ok(None);
+        };
+        let Some(server) = config.servers.get(name) else {
+            return Ok(None);
+        };
+        // A workspace stdio server needs the person's approval (`host.md` §9.4).
+        crate::config::approve::approve(server, config.trust_workspace, &self.paths.data, |q| {
+            let _turn = self.asking.lock().unwrap_or_else(|e| e.into_inner());
+            if self.interactive {
+                self.read_line(q)
+            } else {
+                None
+            }
+        })?;
+        let spec = server.spec(&config, &self.paths.cache);
+        if let katari_runtime::mcp::TransportSpec::Stdio {
+            stderr_log: Some(log),
+            ..
+        } = &spec.transport
+            && let Some(dir) = log.parent()
+        {
+            let _ = crate::store::create_private_dir(dir);
+        }
+        Ok(Some(spec))
     }
 
     fn project_env(&self) -> Vec<(String, String)> {
@@ -227,6 +260,10 @@ impl Host for CliHost {
 
     fn blob_dir(&self) -> PathBuf {
         self.paths.cache.join("blobs")
+    }
+
+    fn credentials(&self) -> Option<Arc<dyn katari_runtime::mcp::auth::CredentialStore>> {
+        Some(self.credentials.clone())
     }
 
     fn escalate(&self, request: &RequestInfo, args: &Value) -> Escalation {

@@ -5,11 +5,14 @@
 
 mod check;
 mod cli;
+mod config;
 mod front;
 mod host;
+mod login;
 mod paths;
 mod repl;
 mod run;
+mod store;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -17,12 +20,23 @@ use std::process::ExitCode;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let Cli { color, command, .. } = cli::parse();
+    let Cli {
+        color,
+        command,
+        no_workspace,
+        trust_workspace,
+    } = cli::parse();
+    // The configuration is loaded (and a broken one reported, exit 2) before a command that
+    // uses it does anything else (`host.md` §4.1.3).
+    let config = || config::init(no_workspace, trust_workspace).map_err(ExitCode::from);
     let no_color = std::env::var_os("NO_COLOR");
     let stderr_color = cli::use_color(color, io::stderr().is_terminal(), no_color.as_ref());
     match command {
         // Bare `katari` starts the REPL on a terminal, and is a usage error otherwise (§2.1).
         None if io::stdin().is_terminal() && io::stdout().is_terminal() => {
+            if let Err(code) = config() {
+                return code;
+            }
             ExitCode::from(repl::run(true, stderr_color))
         }
         None => {
@@ -30,10 +44,16 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Some(Command::Repl) => {
+            if let Err(code) = config() {
+                return code;
+            }
             let terminal = io::stdin().is_terminal() && io::stdout().is_terminal();
             ExitCode::from(repl::run(terminal, stderr_color))
         }
         Some(Command::Run(args)) => {
+            if let Err(code) = config() {
+                return code;
+            }
             let opts = run::RunOptions {
                 file: args.file,
                 agent: args.agent,
@@ -45,6 +65,10 @@ fn main() -> ExitCode {
                 color: stderr_color,
             };
             ExitCode::from(run::run(&opts))
+        }
+        Some(Command::Mcp { command }) => ExitCode::from(login::run(command)),
+        Some(Command::Config { command }) => {
+            ExitCode::from(config::command(command, no_workspace, trust_workspace))
         }
         Some(Command::Check(args)) => {
             let result = check::check(

@@ -10,10 +10,6 @@ pub struct Paths {
     /// `config.toml`, `mcp.json`, `secrets.toml`.
     pub config: PathBuf,
     /// `katari.db`.
-    #[allow(
-        dead_code,
-        reason = "katari.db is used by the thread and credential commands, which come later"
-    )]
     pub data: PathBuf,
     /// The blob folder, the spill tree, `repl-history`, `logs/`.
     pub cache: PathBuf,

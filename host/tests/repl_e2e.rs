@@ -249,6 +249,137 @@ fn bare_katari_without_a_terminal_prints_usage_and_exits_2() {
     assert!(out.stdout.is_empty());
 }
 
+#[test]
+fn a_let_runs_its_effects_once() {
+    let (status, stdout, stderr) =
+        piped("let x = { console.print(text = \"once\"); 1 }\nx + 1\nx + 2\n");
+    assert_eq!(stderr, "");
+    assert_eq!(stdout, "once\nx : integer = 1\n2 : integer\n3 : integer\n");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn let_values_survive_new_declarations_and_failures() {
+    let input = "let f = agent (k: integer) -> integer { k * 2 }\n\
+                 let {a, b} = { a = 1, b = \"s\" }\n\
+                 agent twice(n: integer) -> integer { n * 2 }\n\
+                 1 / 0\n\
+                 let c = { console.print(text = \"c\"); { first = a, second = twice(n = 4) } }\n\
+                 string.to_string(value = f(k = c.second)) ++ b\n";
+    let (status, stdout, stderr) = piped(&input);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("f : agent (k: integer) -> integer = {\"$closure\":"),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[1..],
+        [
+            "defined agent twice : agent (n: integer) -> integer",
+            "c",
+            "c : {first: integer, second: integer} = {\"first\":1,\"second\":8}",
+            "\"16s\" : string",
+        ],
+        "{stdout}"
+    );
+    assert!(stderr.contains("division by zero"), "{stderr}");
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn a_let_holding_a_closure_of_a_redefined_agent_runs_again_and_says_so() {
+    let input = "agent make(n: integer) -> agent (m: integer) -> integer { agent (m: integer) -> integer { m + n } }\n\
+                 let f = { console.print(text = \"made\"); make(n = 10) }\n\
+                 f(m = 1)\n\
+                 agent make(n: integer) -> agent (m: integer) -> integer { agent (m: integer) -> integer { m - n } }\n\
+                 f(m = 1)\n\
+                 f(m = 2)\n";
+    let (status, stdout, stderr) = piped(input);
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.starts_with("f :")).collect();
+    assert_eq!(
+        lines,
+        [
+            "defined agent make : agent (n: integer) -> agent (m: integer) -> integer",
+            "made",
+            "11 : integer",
+            "redefined agent make : agent (n: integer) -> agent (m: integer) -> integer",
+            "made",
+            "-9 : integer",
+            "-8 : integer",
+        ],
+        "{stdout}"
+    );
+    assert_eq!(
+        stderr,
+        "note: `f` is evaluated again: its value holds an agent of a redefined declaration\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn load_resolves_imports_from_the_loaded_files_folder() {
+    let dir = scratch(&[]);
+    std::fs::create_dir_all(dir.join("app").join("util")).expect("folders");
+    std::fs::write(
+        dir.join("app").join("main.kt"),
+        "import util.text\nagent loud(s: string) -> string { text.shout(s = s) }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("app").join("util").join("text.kt"),
+        "agent shout(s: string) -> string { s ++ \"!\" }\n",
+    )
+    .expect("write");
+    let (status, stdout, stderr) = piped_in(&dir, ".load app/main.kt\nloud(s = \"hey\")\n");
+    assert_eq!(stderr, "");
+    assert_eq!(
+        stdout,
+        "imported util.text\ndefined agent loud : agent (s: string) -> string\n(loaded app/main.kt)\n\"hey!\" : string\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn reload_picks_up_an_edited_file() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch(&[("lib.kt", "agent n() -> integer { 1 }\n")]);
+    let mut child = katari(&dir, &["repl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("katari starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut line = || {
+        let mut l = String::new();
+        stdout.read_line(&mut l).expect("read a line");
+        l
+    };
+    stdin.write_all(b".load lib.kt\nn()\n").expect("write");
+    stdin.flush().expect("flush");
+    assert_eq!(line(), "defined agent n : agent () -> integer\n");
+    assert_eq!(line(), "(loaded lib.kt)\n");
+    assert_eq!(line(), "1 : integer\n");
+    std::fs::write(dir.join("lib.kt"), "agent n() -> integer { 2 }\n").expect("edit");
+    stdin.write_all(b".reload\nn()\n").expect("write");
+    drop(stdin);
+    assert_eq!(line(), "redefined agent n : agent () -> integer\n");
+    assert_eq!(line(), "(loaded lib.kt)\n");
+    assert_eq!(line(), "2 : integer\n");
+    let status = child.wait().expect("katari ends");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn piped_inputs_print_no_prompts_and_any_failure_gives_status_1() {
+    let (status, stdout, stderr) = piped("1 + 2\nnope\n\"a\"\n");
+    assert_eq!(stdout, "3 : integer\n\"a\" : string\n");
+    assert!(!stdout.contains("kt>") && !stderr.contains("kt>"));
+    assert!(stderr.contains("undefined name `nope`"), "{stderr}");
+    assert_eq!(status, 1);
+}
+
 #[cfg(unix)]
 mod terminal {
     //! A session on a pseudo-terminal: stdin and stdout are both the terminal.
@@ -390,5 +521,65 @@ mod terminal {
         expect(&mut s, "2 : integer");
         s.send_line(".exit").expect("type");
         s.exp_eof().expect("the REPL ends");
+    }
+
+    #[test]
+    fn ctrl_c_while_answering_an_escalation_cancels_and_keeps_the_answer_out_of_history() {
+        let dir = scratch(&[]);
+        let mut s = start_in(&dir);
+        s.send_line("request ask(question: string) -> string")
+            .expect("type");
+        expect(&mut s, "defined request ask");
+        s.send_line("ask(question = \"first?\")").expect("type");
+        expect(&mut s, "first?");
+        expect(&mut s, "> ");
+        s.send_line("secret-answer").expect("answer");
+        expect(&mut s, "\"secret-answer\" : string");
+        s.send_line("ask(question = \"second?\")").expect("type");
+        expect(&mut s, "second?");
+        expect(&mut s, "> ");
+        std::thread::sleep(Duration::from_millis(300));
+        s.send_control('c').expect("press Ctrl-C");
+        expect(&mut s, "^C (cancelled)");
+        expect(&mut s, "kt> ");
+        s.send_line("1 + 1").expect("type");
+        expect(&mut s, "2 : integer");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
+        let history = dir.join("home").join("cache").join("repl-history");
+        let text = std::fs::read_to_string(&history).expect("the history is saved");
+        assert!(text.contains("ask(question = \"first?\")"), "{text}");
+        assert!(!text.contains("secret-answer"), "{text}");
+    }
+
+    #[test]
+    fn vi_keys_and_the_history_size_come_from_the_configuration() {
+        let dir = scratch(&[]);
+        std::fs::write(
+            dir.join("home").join("config.toml"),
+            "[repl]\nedit_mode = \"vi\"\nhistory_size = 2\n",
+        )
+        .expect("write the configuration");
+        let mut s = start_in(&dir);
+        // In vi mode Escape leaves insert mode and `x` deletes the character under the cursor.
+        type_keys(&mut s, "12");
+        type_keys(&mut s, "\x1b");
+        // A key within the editor's key-sequence timeout would make Escape a Meta prefix.
+        std::thread::sleep(Duration::from_millis(1000));
+        type_keys(&mut s, "x");
+        s.send_line("").expect("enter");
+        expect(&mut s, "1 : integer");
+        s.send_line("\"b\"").expect("type");
+        expect(&mut s, "\"b\" : string");
+        s.send_line("\"c\"").expect("type");
+        expect(&mut s, "\"c\" : string");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
+        let history = dir.join("home").join("cache").join("repl-history");
+        let text = std::fs::read_to_string(&history).expect("the history is saved");
+        // Only the last two entries are kept.
+        assert!(text.contains("\"c\"") && text.contains(".exit"), "{text}");
+        assert!(!text.contains("\"b\""), "{text}");
+        assert!(!text.lines().any(|l| l == "1"), "{text}");
     }
 }

@@ -19,7 +19,11 @@ pub trait Tool: Send + Sync + std::fmt::Debug {
     /// Calls the tool with its argument record (`prelude.md` §14.4 steps 2–5; the caller has
     /// validated it against the input schema): a converted result, or a throw of
     /// `mcp.server_error` / `mcp.auth_error`.
-    fn call(&self, ctx: &mut crate::machine::Ctx, argument: Value) -> Result<Value, crate::control::Ctl>;
+    fn call(
+        &self,
+        ctx: &mut crate::machine::Ctx,
+        argument: Value,
+    ) -> Result<Value, crate::control::Ctl>;
 }
 
 #[derive(Debug)]

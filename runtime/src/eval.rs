@@ -22,6 +22,45 @@ fn ctl(c: Control) -> Ctl {
     Box::new(c)
 }
 
+/// A closure value capturing these slots of the frame.
+#[inline(never)]
+fn closure(frame: &[Value], fun: crate::ir::FunId, captures: &[crate::ir::Slot]) -> Value {
+    let captured: Box<[Value]> = captures
+        .iter()
+        .map(|s| frame[*s as usize].clone())
+        .collect();
+    Value::callable(Callable::Closure {
+        fun,
+        captures: captured,
+        id: next_closure_id(),
+    })
+}
+
+/// The most elements `array.range` gives (`prelude.md` §4).
+const RANGE_LIMIT: f64 = 10_000_000.0;
+
+impl Ctx {
+    /// Boxes a jump in the box a finished jump left behind, if there is one.
+    #[inline]
+    fn jump(&mut self, c: Control) -> Ctl {
+        match self.spare.take() {
+            Some(mut b) => {
+                *b = c;
+                b
+            }
+            None => Box::new(c),
+        }
+    }
+
+    /// Takes a caught jump out of its box, keeping the box for the next one.
+    #[inline]
+    fn take(&mut self, mut c: Ctl) -> Control {
+        let inner = std::mem::replace(&mut *c, Control::Interrupted);
+        self.spare = Some(c);
+        inner
+    }
+}
+
 fn id_of(v: &Value) -> u64 {
     match v.v {
         V::Int(n) => n as u64,
@@ -200,14 +239,16 @@ impl Ctx {
             self.pool.push(frame);
         }
         let result = match result {
-            Err(c) => match *c {
-                Control::Return {
-                    activation: a,
-                    value,
-                } if a == 0 || a == activation => Ok(value),
-                other => Err(Box::new(other)),
-            },
-            ok => ok,
+            Err(c)
+                if matches!(&*c, Control::Return { activation: a, .. }
+                    if *a == 0 || *a == activation) =>
+            {
+                match self.take(c) {
+                    Control::Return { value, .. } => Ok(value),
+                    other => Err(ctl(other)),
+                }
+            }
+            other => other,
         };
         match result {
             Ok(v) if f.private => Ok(v.with_private(true)),
@@ -226,7 +267,7 @@ impl Ctx {
         match f(self, NativeCall { args, schemas }) {
             Err(c) => match *c {
                 Control::Panic(msg) => Err(self.raise_panic(m, msg)),
-                other => Err(Box::new(other)),
+                other => Err(ctl(other)),
             },
             ok => ok,
         }
@@ -288,6 +329,8 @@ impl Ctx {
         }
         match m.host.escalate(info, &args) {
             Escalation::Answer(v) => Ok(v),
+            // The person pressed Ctrl-C instead of answering: the request fails as interrupted.
+            Escalation::NoAnswer if self.interrupted() => Err(ctl(Control::Interrupted)),
             Escalation::NoAnswer => Err(ctl(Control::Unhandled {
                 request: info.name.clone(),
                 args,
@@ -321,21 +364,28 @@ impl Ctx {
         } else {
             None
         };
-        let state: Vec<Value> = match &guard {
-            Some(g) => (*g).clone(),
-            None => frame.state.lock().map(|g| g.clone()).unwrap_or_default(),
-        };
-        let mut all: Vec<Option<Value>> = args.into_iter().map(Some).collect();
-        all.extend(state.into_iter().map(Some));
         let id = self.fresh_id();
         let saved = std::mem::replace(&mut self.handlers, frame.parent.clone());
-        let result = self.call_clause_fun(m, clause, captures, all, id);
+        // The clause's parameters: the request's arguments, then the `var` state.
+        let result = match &guard {
+            Some(g) => self.call_clause_fun(
+                m,
+                clause,
+                captures,
+                args.into_iter().chain(g.iter().cloned()),
+                id,
+            ),
+            None => {
+                let state = frame.state.lock().map(|g| g.clone()).unwrap_or_default();
+                self.call_clause_fun(m, clause, captures, args.into_iter().chain(state), id)
+            }
+        };
         self.handlers = saved;
-        let apply = |updates: Vec<(u32, Value)>,
+        let apply = |updates: &mut Vec<(u32, Value)>,
                      guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| {
             match guard {
                 Some(mut g) => {
-                    for (i, v) in updates {
+                    for (i, v) in updates.drain(..) {
                         if let Some(slot) = g.get_mut(i as usize) {
                             *slot = v;
                         }
@@ -343,7 +393,7 @@ impl Ctx {
                 }
                 None => {
                     if let Ok(mut g) = frame.state.lock() {
-                        for (i, v) in updates {
+                        for (i, v) in updates.drain(..) {
                             if let Some(slot) = g.get_mut(i as usize) {
                                 *slot = v;
                             }
@@ -364,21 +414,27 @@ impl Ctx {
                     }))
                 }
             }
-            Err(c) => match *c {
-                Control::Next {
-                    target,
-                    value,
-                    updates,
-                } if target == id => {
-                    apply(updates, guard);
-                    Ok(value)
+            Err(c) => {
+                let ours = matches!(&*c,
+                    Control::Next { target, .. } | Control::Break { target, .. } if *target == id);
+                if !ours {
+                    return Err(c);
                 }
-                Control::Break { target, value } if target == id => Err(ctl(Control::Break {
-                    target: frame.id,
-                    value,
-                })),
-                other => Err(Box::new(other)),
-            },
+                match self.take(c) {
+                    Control::Next {
+                        value, mut updates, ..
+                    } => {
+                        apply(&mut updates, guard);
+                        self.spare_updates = updates;
+                        Ok(value)
+                    }
+                    Control::Break { value, .. } => Err(self.jump(Control::Break {
+                        target: frame.id,
+                        value,
+                    })),
+                    other => Err(ctl(other)),
+                }
+            }
         }
     }
 
@@ -387,7 +443,7 @@ impl Ctx {
         m: &Machine,
         clause: &Clause,
         captures: &[Value],
-        args: Vec<Option<Value>>,
+        args: impl IntoIterator<Item = Value>,
         id: u64,
     ) -> R {
         let f = &m.funs[clause.fun.0 as usize];
@@ -396,7 +452,7 @@ impl Ctx {
             frame[*slot as usize] = v.clone();
         }
         for (p, a) in f.params.iter().zip(args) {
-            frame[p.slot as usize] = a.unwrap_or(Value::NULL);
+            frame[p.slot as usize] = a;
         }
         frame[clause.target as usize] = Value::int(id as f64);
         let result = self.eval(m, &mut frame, &f.body);
@@ -408,6 +464,7 @@ impl Ctx {
     }
 
     /// A panic surfaced here: the nearest ambient `panic` clause handles it (§9.21).
+    #[inline(never)]
     pub(crate) fn raise_panic(&mut self, m: &Machine, msg: Arc<str>) -> Ctl {
         let mut cur = self.handlers.clone();
         while let Some(frame) = cur {
@@ -430,6 +487,7 @@ impl Ctx {
         ctl(Control::Failed(msg))
     }
 
+    #[inline(never)]
     fn handle(&mut self, m: &Machine, frame: &mut [Value], h: &Arc<Handle>) -> R {
         let mut state = Vec::with_capacity(h.vars.len());
         for v in &h.vars {
@@ -454,17 +512,21 @@ impl Ctx {
                 Some(then) => {
                     let state = hf.state.lock().map(|g| g.clone()).unwrap_or_default();
                     let captures = take(frame, &then.captures);
-                    let mut args = vec![Some(v)];
-                    args.extend(state.into_iter().map(Some));
                     let tid = self.fresh_id();
-                    self.call_clause_fun(m, then, &captures, args, tid)
+                    self.call_clause_fun(m, then, &captures, std::iter::once(v).chain(state), tid)
                 }
                 None => Ok(v),
             },
-            Err(c) => match *c {
-                Control::Break { target, value } if target == id => Ok(value),
-                other => Err(Box::new(other)),
-            },
+            Err(c) => {
+                if matches!(&*c, Control::Break { target, .. } if *target == id) {
+                    match self.take(c) {
+                        Control::Break { value, .. } => Ok(value),
+                        other => Err(ctl(other)),
+                    }
+                } else {
+                    Err(c)
+                }
+            }
         }
     }
 
@@ -517,56 +579,15 @@ impl Ctx {
                 args,
                 schemas,
                 ..
-            } => {
-                let mut values = Vec::with_capacity(args.len());
-                for a in args {
-                    values.push(self.eval(m, frame, a)?);
-                }
-                let schemas = schemas.clone();
-                self.native(m, *native, &mut values, &schemas)
-            }
-            Expr::Perform { request, args } => {
-                let mut values = Vec::with_capacity(args.len());
-                for a in args {
-                    values.push(self.eval(m, frame, a)?);
-                }
-                self.perform(m, *request, values)
-            }
-            Expr::Construct { ctor, args } => {
-                let mut fields = Vec::with_capacity(args.len());
-                for a in args {
-                    fields.push(self.eval(m, frame, a)?);
-                }
-                Ok(Value::new(V::Data(Arc::new(DataValue {
-                    ctor: ctor.clone(),
-                    fields,
-                }))))
-            }
-            Expr::CallValue { callee, args } => {
-                let c = self.eval(m, frame, callee)?;
-                let mut values = Vec::with_capacity(args.len());
-                for (l, a) in args {
-                    values.push((l.clone(), self.eval(m, frame, a)?));
-                }
-                self.call_in(m, &c, values)
-            }
+            } => self.call_native(m, frame, *native, args, schemas),
+            Expr::Perform { request, args } => self.eval_perform(m, frame, *request, args),
+            Expr::Construct { ctor, args } => self.construct(m, frame, ctor, args),
+            Expr::CallValue { callee, args } => self.call_value(m, frame, callee, args),
             Expr::Partial {
                 callee,
                 supplied,
                 holes,
-            } => {
-                let c = self.eval(m, frame, callee)?;
-                let mut values = Vec::with_capacity(supplied.len());
-                for (l, a) in supplied {
-                    values.push((l.clone(), self.eval(m, frame, a)?));
-                }
-                Ok(Value::callable(Callable::Partial {
-                    callee: c,
-                    supplied: values,
-                    holes: holes.clone(),
-                    id: next_closure_id(),
-                }))
-            }
+            } => self.partial(m, frame, callee, supplied, holes),
             Expr::Binary(op, l, r) => {
                 let a = self.operand(m, frame, l)?;
                 let b = self.operand(m, frame, r)?;
@@ -582,57 +603,19 @@ impl Ctx {
                     Err(msg) => Err(self.raise_panic(m, msg)),
                 }
             }
-            Expr::Unary(op, x) => {
-                let a = self.eval(m, frame, x)?;
-                let p = a.private;
-                let v = match (op, &a.v) {
-                    (UnOp::Not, V::Bool(b)) => Value::bool(!b),
-                    (UnOp::Neg, V::Int(n)) => Value::int(if *n == 0.0 { 0.0 } else { -n }),
-                    (UnOp::Neg, V::Num(n)) => Value::num(-n),
-                    _ => {
-                        return Err(
-                            self.raise_panic(m, "internal: operand of the wrong kind".into())
-                        );
-                    }
-                };
-                Ok(v.with_private(p))
-            }
-            Expr::Concat(parts) => {
-                let mut out = String::new();
-                let mut private = false;
-                for p in parts {
-                    let v = self.eval(m, frame, p)?;
-                    private |= v.private;
-                    if let V::Str(s) = &v.v {
-                        out.push_str(s);
-                    }
-                }
-                Ok(Value::str(out).with_private(private))
-            }
+            Expr::Unary(op, x) => self.unary(m, frame, *op, x),
+            Expr::Concat(parts) => self.concat(m, frame, parts),
             Expr::Field(target, key) => {
                 let t = self.eval(m, frame, target)?;
                 Ok(field(&t, key))
             }
-            Expr::Tuple(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                for i in items {
-                    values.push(self.eval(m, frame, i)?);
-                }
-                Ok(Value::array(values))
-            }
+            Expr::Tuple(items) => self.tuple(m, frame, items),
             Expr::ParallelTuple(items) => {
                 let results =
                     self.parallel(m, frame, items.iter().map(|i| (i, None)).collect(), None)?;
                 Ok(Value::array(results))
             }
-            Expr::Record(entries) => {
-                let mut r = Record::with_capacity(entries.len());
-                for (k, e) in entries {
-                    let v = self.eval(m, frame, e)?;
-                    r.insert(k.clone(), v);
-                }
-                Ok(Value::record(r))
-            }
+            Expr::Record(entries) => self.record(m, frame, entries),
             Expr::If(c, a, b) => {
                 let cond = self.operand(m, frame, c)?;
                 match cond.v {
@@ -650,22 +633,12 @@ impl Ctx {
                 Err(self.raise_panic(m, "non-exhaustive match".into()))
             }
             Expr::For(f) => self.for_loop(m, frame, f),
-            Expr::Closure { fun, captures } => {
-                let captured: Box<[Value]> = captures
-                    .iter()
-                    .map(|s| frame[*s as usize].clone())
-                    .collect();
-                Ok(Value::callable(Callable::Closure {
-                    fun: *fun,
-                    captures: captured,
-                    id: next_closure_id(),
-                }))
-            }
+            Expr::Closure { fun, captures } => Ok(closure(frame, *fun, captures)),
             Expr::Handle(h) => self.handle(m, frame, h),
             Expr::Return(value, slot) => {
                 let v = self.eval(m, frame, value)?;
                 let activation = slot.map(|s| id_of(&frame[s as usize])).unwrap_or(0);
-                Err(ctl(Control::Return {
+                Err(self.jump(Control::Return {
                     activation,
                     value: v,
                 }))
@@ -676,11 +649,12 @@ impl Ctx {
                 updates,
             } => {
                 let v = self.eval(m, frame, value)?;
-                let mut ups = Vec::with_capacity(updates.len());
+                let mut ups = std::mem::take(&mut self.spare_updates);
+                ups.clear();
                 for (i, e) in updates {
                     ups.push((*i, self.eval(m, frame, e)?));
                 }
-                Err(ctl(Control::Next {
+                Err(self.jump(Control::Next {
                     target: id_of(&frame[*target as usize]),
                     value: v,
                     updates: ups,
@@ -688,7 +662,7 @@ impl Ctx {
             }
             Expr::Break { target, value } => {
                 let v = self.eval(m, frame, value)?;
-                Err(ctl(Control::Break {
+                Err(self.jump(Control::Break {
                     target: id_of(&frame[*target as usize]),
                     value: v,
                 }))
@@ -698,6 +672,147 @@ impl Ctx {
                 "internal: handler values applied explicitly are not supported yet (K4001)".into(),
             )),
         }
+    }
+
+    // The less frequent nodes are evaluated out of line, so that `eval`'s own stack frame (paid
+    // on every node) stays small.
+
+    #[inline(never)]
+    fn call_native(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        native: u32,
+        args: &[Expr],
+        schemas: &Arc<Vec<serde_json::Value>>,
+    ) -> R {
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval(m, frame, a)?);
+        }
+        self.native(m, native, &mut values, schemas)
+    }
+
+    #[inline(never)]
+    fn eval_perform(&mut self, m: &Machine, frame: &mut [Value], request: u32, args: &[Expr]) -> R {
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval(m, frame, a)?);
+        }
+        self.perform(m, request, values)
+    }
+
+    #[inline(never)]
+    fn construct(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        ctor: &Arc<crate::value::Ctor>,
+        args: &[Expr],
+    ) -> R {
+        let mut fields = Vec::with_capacity(args.len());
+        for a in args {
+            fields.push(self.eval(m, frame, a)?);
+        }
+        Ok(Value::new(V::Data(Arc::new(DataValue {
+            ctor: ctor.clone(),
+            fields,
+        }))))
+    }
+
+    #[inline(never)]
+    fn call_value(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        callee: &Expr,
+        args: &[(Arc<str>, Expr)],
+    ) -> R {
+        let c = self.eval(m, frame, callee)?;
+        let mut values = Vec::with_capacity(args.len());
+        for (l, a) in args {
+            values.push((l.clone(), self.eval(m, frame, a)?));
+        }
+        self.call_in(m, &c, values)
+    }
+
+    #[inline(never)]
+    fn partial(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        callee: &Expr,
+        supplied: &[(Arc<str>, Expr)],
+        holes: &[Arc<str>],
+    ) -> R {
+        let c = self.eval(m, frame, callee)?;
+        let mut values = Vec::with_capacity(supplied.len());
+        for (l, a) in supplied {
+            values.push((l.clone(), self.eval(m, frame, a)?));
+        }
+        Ok(Value::callable(Callable::Partial {
+            callee: c,
+            supplied: values,
+            holes: holes.to_vec(),
+            id: next_closure_id(),
+        }))
+    }
+
+    #[inline(never)]
+    fn unary(&mut self, m: &Machine, frame: &mut [Value], op: UnOp, x: &Expr) -> R {
+        let a = self.eval(m, frame, x)?;
+        let p = a.private;
+        let v = match (op, &a.v) {
+            (UnOp::Not, V::Bool(b)) => Value::bool(!b),
+            (UnOp::Neg, V::Int(n)) => Value::int(if *n == 0.0 { 0.0 } else { -n }),
+            (UnOp::Neg, V::Num(n)) => Value::num(-n),
+            _ => {
+                return Err(self.raise_panic(m, "internal: operand of the wrong kind".into()));
+            }
+        };
+        Ok(v.with_private(p))
+    }
+
+    /// A template: the parts are evaluated first, so that the text is built at its final size.
+    #[inline(never)]
+    fn concat(&mut self, m: &Machine, frame: &mut [Value], parts: &[Expr]) -> R {
+        let mut values = Vec::with_capacity(parts.len());
+        let mut private = false;
+        let mut len = 0;
+        for p in parts {
+            let v = self.eval(m, frame, p)?;
+            private |= v.private;
+            if let V::Str(s) = &v.v {
+                len += s.len();
+            }
+            values.push(v);
+        }
+        let mut out = String::with_capacity(len);
+        for v in &values {
+            if let V::Str(s) = &v.v {
+                out.push_str(s);
+            }
+        }
+        Ok(Value::str(out).with_private(private))
+    }
+
+    #[inline(never)]
+    fn tuple(&mut self, m: &Machine, frame: &mut [Value], items: &[Expr]) -> R {
+        let mut values = Vec::with_capacity(items.len());
+        for i in items {
+            values.push(self.eval(m, frame, i)?);
+        }
+        Ok(Value::array(values))
+    }
+
+    #[inline(never)]
+    fn record(&mut self, m: &Machine, frame: &mut [Value], entries: &[(Arc<str>, Expr)]) -> R {
+        let mut r = Record::with_capacity(entries.len());
+        for (k, e) in entries {
+            let v = self.eval(m, frame, e)?;
+            r.insert(k.clone(), v);
+        }
+        Ok(Value::record(r))
     }
 
     /// An operand: locals and constants without a recursive call.
@@ -710,7 +825,44 @@ impl Ctx {
         }
     }
 
+    #[inline(never)]
     fn for_loop(&mut self, m: &Machine, frame: &mut [Value], f: &crate::ir::ForLoop) -> R {
+        if f.range
+            && !f.parallel
+            && let Expr::CallNative {
+                native,
+                args,
+                schemas,
+                ..
+            } = &f.source
+        {
+            let start = self.eval(m, frame, &args[0])?;
+            let end = self.eval(m, frame, &args[1])?;
+            if let (V::Int(a), V::Int(b)) = (&start.v, &end.v)
+                && *b - *a <= RANGE_LIMIT
+            {
+                let (a, b) = (*a, *b);
+                let private = start.private || end.private;
+                return self.loop_over(
+                    m,
+                    frame,
+                    f,
+                    private,
+                    (0..(b - a).max(0.0) as usize).map(|i| Value::int(a + i as f64)),
+                );
+            }
+            // Outside the limit (or not integer-kind): the native decides.
+            let mut values = vec![start, end];
+            let schemas = schemas.clone();
+            let source = self.native(m, *native, &mut values, &schemas)?;
+            return match &source.v {
+                V::Array(items) => {
+                    let items = items.clone();
+                    self.loop_over(m, frame, f, source.private, items.iter().cloned())
+                }
+                _ => Err(self.raise_panic(m, "internal: array.range gave no array".into())),
+            };
+        }
         let source = self.eval(m, frame, &f.source)?;
         let V::Array(items) = &source.v else {
             return Err(
@@ -718,14 +870,13 @@ impl Ctx {
             );
         };
         let items = items.clone();
-        for (slot, init) in &f.vars {
-            let v = self.eval(m, frame, init)?;
-            frame[*slot as usize] = v;
-        }
-        let id = self.fresh_id();
-        frame[f.target as usize] = Value::int(id as f64);
-        let mut results = Vec::with_capacity(items.len());
         if f.parallel && items.len() > 1 {
+            for (slot, init) in &f.vars {
+                let v = self.eval(m, frame, init)?;
+                frame[*slot as usize] = v;
+            }
+            let id = self.fresh_id();
+            frame[f.target as usize] = Value::int(id as f64);
             let branches: Vec<(&Expr, Option<(&Pat, Value)>)> = items
                 .iter()
                 .map(|item| {
@@ -735,42 +886,82 @@ impl Ctx {
                     )
                 })
                 .collect();
-            match self.parallel(m, frame, branches, Some(id)) {
-                Ok(values) => results = values,
+            let results = match self.parallel(m, frame, branches, Some(id)) {
+                Ok(values) => values,
                 Err(c) => match *c {
                     Control::Break { target, value } if target == id => return Ok(value),
                     other => return Err(Box::new(other)),
                 },
+            };
+            return self.loop_then(m, frame, f, results);
+        }
+        self.loop_over(m, frame, f, source.private, items.iter().cloned())
+    }
+
+    /// A sequential loop over `items` (marked private when the source was).
+    fn loop_over(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        f: &crate::ir::ForLoop,
+        private: bool,
+        items: impl ExactSizeIterator<Item = Value>,
+    ) -> R {
+        for (slot, init) in &f.vars {
+            let v = self.eval(m, frame, init)?;
+            frame[*slot as usize] = v;
+        }
+        let id = self.fresh_id();
+        frame[f.target as usize] = Value::int(id as f64);
+        let mut results = Vec::with_capacity(if f.collect { items.len() } else { 0 });
+        for item in items {
+            if self.stopped() {
+                return Err(ctl(Control::Interrupted));
             }
-        } else {
-            for item in items.iter() {
-                if self.stopped() {
-                    return Err(ctl(Control::Interrupted));
-                }
-                self.step(m)?;
-                let item = item.clone().with_private(source.private);
-                if !self.bind(frame, &f.pat, &item) {
-                    return Err(self.raise_panic(m, "pattern did not match".into()));
-                }
-                match self.eval(m, frame, &f.body) {
-                    Ok(v) => results.push(v),
-                    Err(c) => match *c {
+            self.step(m)?;
+            let item = item.with_private(private);
+            if !self.bind(frame, &f.pat, &item) {
+                return Err(self.raise_panic(m, "pattern did not match".into()));
+            }
+            let value = match self.eval(m, frame, &f.body) {
+                Ok(v) => v,
+                Err(c) => {
+                    let ours = matches!(&*c,
+                        Control::Next { target, .. } | Control::Break { target, .. }
+                            if *target == id);
+                    if !ours {
+                        return Err(c);
+                    }
+                    match self.take(c) {
                         Control::Next {
-                            target,
-                            value,
-                            updates,
-                        } if target == id => {
-                            for (slot, v) in updates {
+                            value, mut updates, ..
+                        } => {
+                            for (slot, v) in updates.drain(..) {
                                 frame[slot as usize] = v;
                             }
-                            results.push(value);
+                            self.spare_updates = updates;
+                            value
                         }
-                        Control::Break { target, value } if target == id => return Ok(value),
-                        other => return Err(Box::new(other)),
-                    },
+                        Control::Break { value, .. } => return Ok(value),
+                        other => return Err(ctl(other)),
+                    }
                 }
+            };
+            if f.collect {
+                results.push(value);
             }
         }
+        self.loop_then(m, frame, f, results)
+    }
+
+    /// The loop's value: its `then` block, or the array of iteration values.
+    fn loop_then(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        f: &crate::ir::ForLoop,
+        results: Vec<Value>,
+    ) -> R {
         let all = Value::array(results);
         match &f.then {
             Some((pat, body)) => {

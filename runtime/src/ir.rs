@@ -37,6 +37,10 @@ pub struct Fun {
     /// The results of calls to a private agent are private (§8.6 rule 5).
     pub private: bool,
     pub doc: Arc<str>,
+    /// Where the function was written: the qualified name of the top-level agent that holds it
+    /// and its place among that agent's nested functions (0 for the agent itself). Stable while
+    /// the agent's text is, so a REPL can carry closures from one lowering to the next.
+    pub origin: (Arc<str>, u32),
 }
 
 #[derive(Debug)]
@@ -146,6 +150,12 @@ pub struct ForLoop {
     pub body: Expr,
     /// `then (p) { … }`: the pattern for the iteration values and the block.
     pub then: Option<(Option<Pat>, Expr)>,
+    /// The source is a call of `array.range` (a `CallNative` with `start` and `end`): a
+    /// sequential loop counts instead of building the array.
+    pub range: bool,
+    /// Whether the iteration values are used (the loop's value, or a `then` pattern that binds
+    /// them); when not, they are dropped as they come.
+    pub collect: bool,
 }
 
 #[derive(Debug)]

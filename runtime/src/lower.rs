@@ -78,6 +78,8 @@ struct Lowering<'a> {
     file: FileId,
     /// The `var`s of the handler whose clause is being lowered (for `next … with`).
     clause_vars: Vec<Option<LocalId>>,
+    /// The top-level agent being lowered and how many nested functions it has so far.
+    owner: (Arc<str>, u32),
 }
 
 /// Lowers a checked program. `deferred` natives (declared but implemented by a later part of
@@ -106,6 +108,7 @@ pub fn lower(
         stack: Vec::new(),
         file: FileId::default(),
         clause_vars: Vec::new(),
+        owner: ("".into(), 0),
     };
     l.declare(table, deferred);
     // Bodies.
@@ -197,6 +200,7 @@ fn empty_fun() -> Fun {
         body: Expr::Const(Value::NULL),
         private: false,
         doc: "".into(),
+        origin: ("".into(), 0),
     }
 }
 
@@ -396,7 +400,14 @@ impl<'a> Lowering<'a> {
         let cx = self.stack.pop().unwrap_or_else(|| FnCx::new(FnKind::Agent));
         let capture_slots: Vec<Slot> = cx.captures.iter().map(|(_, s)| *s).collect();
         let keys: Vec<Key> = cx.captures.iter().map(|(k, _)| *k).collect();
+        let origin = if decl.is_some() {
+            (name.clone(), 0)
+        } else {
+            self.owner.1 += 1;
+            self.owner.clone()
+        };
         let fun = Fun {
+            origin,
             name,
             decl,
             capture_slots,
@@ -423,9 +434,6 @@ impl<'a> Lowering<'a> {
     }
 
     fn top_agent(&mut self, r: DeclRef, a: &ast::AgentDecl) {
-        self.stack.push(FnCx::new(FnKind::Agent));
-        let params = self.params(&a.params, Some(r));
-        let body = self.block(&a.body.items);
         let name: Arc<str> = self
             .checked
             .names
@@ -433,6 +441,10 @@ impl<'a> Lowering<'a> {
             .cloned()
             .unwrap_or_default()
             .into();
+        self.owner = (name.clone(), 0);
+        self.stack.push(FnCx::new(FnKind::Agent));
+        let params = self.params(&a.params, Some(r));
+        let body = self.block(&a.body.items);
         let doc: Arc<str> = a
             .doc
             .as_ref()
@@ -514,7 +526,11 @@ impl<'a> Lowering<'a> {
                     }
                 }
                 ItemKind::Expr(e) => {
-                    let v = self.expr(e);
+                    let mut v = self.expr(e);
+                    if !last && let Expr::For(f) = &mut v {
+                        // A loop in statement position: only its `then` can use the values.
+                        f.collect &= f.then.is_some();
+                    }
                     if last {
                         return if stmts.is_empty() {
                             v
@@ -901,6 +917,8 @@ impl<'a> Lowering<'a> {
 
     fn for_loop(&mut self, span: Span, f: &ast::ForExpr) -> Expr {
         let source = self.expr(&f.source);
+        let range = matches!(&source, Expr::CallNative { name, args, .. }
+            if &**name == "prelude.array.range" && args.len() == 2);
         let vars: Vec<(Slot, Expr)> = f
             .vars
             .iter()
@@ -920,6 +938,7 @@ impl<'a> Lowering<'a> {
             let p = t.pattern.as_ref().map(|p| self.pattern(p));
             (p, self.block(&t.body.items))
         });
+        let collect = !matches!(&then, Some((None | Some(Pat::Any), _)));
         Expr::For(Box::new(ForLoop {
             parallel: f.parallel,
             source,
@@ -927,6 +946,8 @@ impl<'a> Lowering<'a> {
             vars,
             target,
             body,
+            range,
+            collect,
             then,
         }))
     }
@@ -1230,4 +1251,148 @@ fn order_sig(params: &[ast::SigParam], labelled: Vec<(Arc<str>, Expr)>) -> Vec<E
             }
         })
         .collect()
+}
+
+/// Carries a value made while running one lowering of a program into another lowering of an
+/// edited version of it (the REPL keeps its `let`s this way, `host.md` §12.2): top-level
+/// callables are found again by qualified name, closures by their origin. `None` when a
+/// closure's code may have changed: its top-level agent is gone, or `changed` says it was
+/// redefined since `from` was lowered.
+pub fn carry(
+    value: &Value,
+    from: &Machine,
+    to: &Machine,
+    changed: &dyn Fn(&str) -> bool,
+) -> Option<Value> {
+    use crate::value::{DataValue, V};
+    if !holds_callable(value) {
+        return Some(value.clone());
+    }
+    let origins: HashMap<(Arc<str>, u32), FunId> = to
+        .funs
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.origin.0.is_empty())
+        .map(|(i, f)| (f.origin.clone(), FunId(i as u32)))
+        .collect();
+    fn go(
+        value: &Value,
+        from: &Machine,
+        to: &Machine,
+        origins: &HashMap<(Arc<str>, u32), FunId>,
+        changed: &dyn Fn(&str) -> bool,
+    ) -> Option<Value> {
+        if !holds_callable(value) {
+            return Some(value.clone());
+        }
+        let each = |items: &[Value]| -> Option<Vec<Value>> {
+            items
+                .iter()
+                .map(|v| go(v, from, to, origins, changed))
+                .collect()
+        };
+        let v = match &value.v {
+            V::Array(items) => V::Array(Arc::new(each(items)?)),
+            V::Record(r) => {
+                let mut out = crate::value::Record::with_capacity(r.len());
+                for (k, v) in r.iter() {
+                    out.insert(k.clone(), go(v, from, to, origins, changed)?);
+                }
+                V::Record(Arc::new(out))
+            }
+            V::Data(d) => V::Data(Arc::new(DataValue {
+                ctor: d.ctor.clone(),
+                fields: each(&d.fields)?,
+            })),
+            V::Callable(c) => {
+                let again = |name: &str| -> Option<Arc<Callable>> {
+                    match &to.by_name.get(name)?.v {
+                        V::Callable(c) => Some(c.clone()),
+                        _ => None,
+                    }
+                };
+                let c = match &**c {
+                    Callable::Agent { name, generics, .. } => match &*again(name)? {
+                        Callable::Agent { fun, decl, .. } => Callable::Agent {
+                            fun: *fun,
+                            decl: *decl,
+                            name: name.clone(),
+                            generics: generics.clone(),
+                        },
+                        _ => return None,
+                    },
+                    Callable::Request { name, generics, .. } => match &*again(name)? {
+                        Callable::Request { decl, .. } => Callable::Request {
+                            decl: *decl,
+                            name: name.clone(),
+                            generics: generics.clone(),
+                        },
+                        _ => return None,
+                    },
+                    Callable::Constructor { ctor, generics, .. } => match &*again(&ctor.name)? {
+                        Callable::Constructor { decl, ctor, .. } => Callable::Constructor {
+                            decl: *decl,
+                            ctor: ctor.clone(),
+                            generics: generics.clone(),
+                        },
+                        _ => return None,
+                    },
+                    Callable::Native { name, generics, .. } => match &*again(name)? {
+                        Callable::Native { index, decl, .. } => Callable::Native {
+                            index: *index,
+                            decl: *decl,
+                            name: name.clone(),
+                            generics: generics.clone(),
+                        },
+                        _ => return None,
+                    },
+                    Callable::Tool(t) => Callable::Tool(t.clone()),
+                    Callable::Closure { fun, captures, id } => {
+                        let origin = &from.funs.get(fun.0 as usize)?.origin;
+                        if origin.0.is_empty() || changed(&origin.0) {
+                            return None;
+                        }
+                        Callable::Closure {
+                            fun: *origins.get(origin)?,
+                            captures: each(captures)?.into_boxed_slice(),
+                            id: *id,
+                        }
+                    }
+                    Callable::Partial {
+                        callee,
+                        supplied,
+                        holes,
+                        id,
+                    } => Callable::Partial {
+                        callee: go(callee, from, to, origins, changed)?,
+                        supplied: supplied
+                            .iter()
+                            .map(|(l, v)| Some((l.clone(), go(v, from, to, origins, changed)?)))
+                            .collect::<Option<_>>()?,
+                        holes: holes.clone(),
+                        id: *id,
+                    },
+                };
+                V::Callable(Arc::new(c))
+            }
+            other => other.clone(),
+        };
+        Some(Value {
+            v,
+            private: value.private,
+        })
+    }
+    go(value, from, to, &origins, changed)
+}
+
+/// Whether a callable occurs anywhere in the value.
+fn holds_callable(value: &Value) -> bool {
+    use crate::value::V;
+    match &value.v {
+        V::Callable(_) => true,
+        V::Array(items) => items.iter().any(holds_callable),
+        V::Record(r) => r.values().any(holds_callable),
+        V::Data(d) => d.fields.iter().any(holds_callable),
+        _ => false,
+    }
 }

@@ -146,6 +146,10 @@ pub struct Ctx {
     pub(crate) pool: Vec<Vec<Value>>,
     /// Calls and iterations so far, against [`Machine::step_limit`].
     pub(crate) steps: u64,
+    /// A box and an update list of a finished jump, kept so that `next` in a loop or clause
+    /// allocates nothing.
+    pub(crate) spare: Option<Ctl>,
+    pub(crate) spare_updates: Vec<(u32, Value)>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -167,6 +171,8 @@ impl Ctx {
             cancel: None,
             pool: Vec::new(),
             steps: 0,
+            spare: None,
+            spare_updates: Vec::new(),
         }
     }
 
@@ -229,9 +235,13 @@ impl Ctx {
         }
     }
 
-    /// Metadata of a top-level callable value, by its qualified name.
+    /// Metadata of a top-level callable value, by its qualified name, or of a minted tool.
     pub fn metadata(&self, callee: &Value) -> Option<Metadata> {
         match &callee.v {
+            // Minted MCP tools describe themselves (`crate::reflect`).
+            V::Callable(c) if matches!(&**c, crate::callable::Callable::Tool(_)) => {
+                crate::reflect::metadata(self, callee)
+            }
             V::Callable(c) => c
                 .qualified_name()
                 .and_then(|n| self.m.metadata.get(n).cloned()),

@@ -383,9 +383,14 @@ impl Decoder<'_> {
                         D::get(obj, "inputSchema").map(Doc::node),
                         Some(Node::Object(_))
                     );
-                let minted = match (formed, TOOL_DECODER.get()) {
-                    (true, Some(mint)) => rebuild::<D>(obj).and_then(|json| mint(self.m, &json)),
-                    _ => None,
+                // The MCP reactor's own decoder unless another was installed.
+                let mint = TOOL_DECODER
+                    .get()
+                    .copied()
+                    .unwrap_or(crate::mcp::tool::decode as ToolDecoder);
+                let minted = match formed {
+                    true => rebuild::<D>(obj).and_then(|json| mint(self.m, &json)),
+                    false => None,
                 };
                 minted.ok_or_else(|| path.fail("malformed tool reference"))
             }

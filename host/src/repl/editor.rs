@@ -16,6 +16,7 @@ use rustyline::{CompletionType, Config, Context, EditMode, Editor, Helper};
 
 use super::session::{Built, COMMANDS, Next, Session};
 use super::{MORE, PROMPT};
+use crate::config;
 use crate::paths::Paths;
 
 /// What completion and hints know: the session as last checked.
@@ -125,8 +126,18 @@ fn protect(path: &Path) {
 
 /// The interactive loop; returns at `.exit` or Ctrl-D on an empty line.
 pub fn run(session: &mut Session) {
-    let config = Config::builder()
-        .edit_mode(EditMode::Emacs)
+    let settings = settings();
+    let builder = Config::builder();
+    // A size the editor refuses leaves its default (the configuration layer validated it).
+    let builder = builder
+        .clone()
+        .max_history_size(settings.history_size)
+        .unwrap_or(builder);
+    let config = builder
+        .edit_mode(match settings.edit_mode {
+            config::EditMode::Emacs => EditMode::Emacs,
+            config::EditMode::Vi => EditMode::Vi,
+        })
         .completion_type(CompletionType::List)
         .bracketed_paste(true)
         .auto_add_history(false)
@@ -139,6 +150,7 @@ pub fn run(session: &mut Session) {
         }
     };
     editor.set_helper(Some(ReplHelper::default()));
+    session.reader = Some(Arc::new(read_answer));
     let history = history_path();
     let _ = editor.load_history(&history);
     loop {
@@ -161,6 +173,30 @@ pub fn run(session: &mut Session) {
     }
     if editor.save_history(&history).is_ok() {
         protect(&history);
+    }
+}
+
+/// The `[repl]` settings of the configuration (`host.md` §4.7), or the defaults when none was
+/// loaded.
+fn settings() -> config::ReplSettings {
+    config::current()
+        .map(|c| c.repl().clone())
+        .unwrap_or_default()
+}
+
+/// Reads the answer to an escalated request (§12.8): on a line editor of its own, so that the
+/// answer stays out of the history. Ctrl-C cancels the evaluation (the request fails as
+/// interrupted); Ctrl-D gives no answer.
+fn read_answer(prompt: &str) -> Option<String> {
+    let config = Config::builder().auto_add_history(false).build();
+    let mut editor: Editor<(), FileHistory> = Editor::with_config(config).ok()?;
+    match editor.readline(prompt) {
+        Ok(line) => Some(line),
+        Err(ReadlineError::Interrupted) => {
+            super::session::interrupt();
+            None
+        }
+        Err(_) => None,
     }
 }
 

@@ -3,12 +3,16 @@
 //!
 //! Every input is checked as part of a synthetic module `repl` (file `repl.kt`, shown as
 //! `<repl:N>` in diagnostics) made of the session's declarations and, for an expression, an
-//! agent `__eval` whose body replays the session's `let`s and ends with the input. The module
+//! agent `__eval` whose body holds the session's `let`s and ends with the input. The module
 //! is loaded through an overlay of the real file system, so `import` of files on disk works.
 //!
-//! Limitation: the `let`s are replayed (re-evaluated) before every later input, so a `let`
-//! whose initialiser has effects repeats them.
+//! The `let`s are checked with every input (so their types are the checker's own) but run
+//! once: their initialisers' values are kept, carried into each new lowering
+//! ([`katari_runtime::lower::carry`]) and put in place of the initialisers before the input
+//! runs. Only a closure whose defining agent was redefined since cannot be carried; its `let`
+//! is then evaluated again (`docs/repl.md`).
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -16,6 +20,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
 use katari_lang::ast::Decl;
+use katari_lang::ast::{ItemKind, PatternKind};
 use katari_lang::check::{self, Checked};
 use katari_lang::diag::{Diagnostic, Label};
 use katari_lang::load::{self, FileSystem, ModuleId, Program};
@@ -25,11 +30,12 @@ use katari_lang::render;
 use katari_lang::resolve::DeclRef;
 use katari_lang::source::{FileId, SourceFile, SourceMap, Span};
 use katari_runtime::control::Control;
+use katari_runtime::ir::{Expr, Pat, Stmt};
 use katari_runtime::machine::{Ctx, Machine};
-use katari_runtime::value::{Privacy, to_wire};
+use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front::{self, DiskFs, RuntimeNatives};
-use crate::host::{Answers, CliHost};
+use crate::host::{Answers, CliHost, LineReader};
 use crate::paths::Paths;
 use crate::run;
 
@@ -97,11 +103,28 @@ impl Built {
     }
 }
 
+/// A `let` input of the session: its text and the values its statements bound.
+#[derive(Clone, Debug)]
+struct Bound {
+    text: String,
+    /// The names bound by plain-name patterns, in order.
+    names: Vec<String>,
+    /// The value of each statement's initialiser, made by [`Session::machine`].
+    values: Vec<Value>,
+}
+
 /// The language-mode session.
 pub struct Session {
     decls: Vec<Entry>,
-    /// `let` statements, with the name each binds (when it is a plain name).
-    lets: Vec<(Option<String>, String)>,
+    lets: Vec<Bound>,
+    /// The machine the kept `let` values were made by (their callables refer into it).
+    machine: Option<Arc<Machine>>,
+    /// Qualified names of agents redefined since [`Session::machine`] was lowered: closures
+    /// they hold cannot be carried.
+    redefined: HashSet<String>,
+    /// The folder the synthetic module lives in: imports resolve from here. The working
+    /// directory, or the folder of the last file given to `.load`.
+    home: PathBuf,
     loaded: Vec<PathBuf>,
     inputs: usize,
     color: bool,
@@ -109,6 +132,8 @@ pub struct Session {
     pub had_error: bool,
     /// The last program that checked cleanly, for completion.
     pub last: Option<Arc<Built>>,
+    /// Reads answers to escalated requests (the line editor on a terminal).
+    pub reader: Option<LineReader>,
 }
 
 /// What an input asked the REPL to do next.
@@ -123,11 +148,15 @@ impl Session {
         let mut s = Session {
             decls: Vec::new(),
             lets: Vec::new(),
+            machine: None,
+            redefined: HashSet::new(),
+            home: PathBuf::new(),
             loaded: Vec::new(),
             inputs: 0,
             color,
             had_error: false,
             last: None,
+            reader: None,
         };
         s.refresh();
         s
@@ -135,7 +164,7 @@ impl Session {
 
     /// Names bound by the session's `let`s, in order.
     pub fn let_names(&self) -> Vec<String> {
-        self.lets.iter().filter_map(|(n, _)| n.clone()).collect()
+        self.lets.iter().flat_map(|b| b.names.clone()).collect()
     }
 
     /// Whether `input` ended too early and more lines should be read (§12.2 rule 3).
@@ -163,8 +192,8 @@ impl Session {
         }
         if is_declaration(trimmed) {
             self.declare(input, true);
-        } else if let Some(name) = let_name(trimmed) {
-            self.bind(input, name);
+        } else if let Some((names, count)) = let_items(input) {
+            self.bind(input, names, count);
         } else {
             self.evaluate(input);
         }
@@ -182,6 +211,9 @@ impl Session {
             "clear" => {
                 self.decls.clear();
                 self.lets.clear();
+                self.machine = None;
+                self.redefined.clear();
+                self.home = PathBuf::new();
                 self.loaded.clear();
                 self.refresh();
                 out("(cleared)");
@@ -283,6 +315,16 @@ impl Session {
             return false;
         }
         self.decls = decls;
+        for (name, kind, existed) in &added {
+            if *existed
+                && *kind == "agent"
+                && let Some(q) = built
+                    .decl(name)
+                    .and_then(|d| built.program.qualified_name(d))
+            {
+                self.redefined.insert(q);
+            }
+        }
         if announce {
             for (name, kind, existed) in &added {
                 if *kind == "import" {
@@ -301,22 +343,57 @@ impl Session {
         true
     }
 
-    /// Evaluates a `let` and keeps it when it succeeds: `NAME : TYPE = VALUE`.
-    fn bind(&mut self, input: &str, name: Option<String>) {
-        let tail = match &name {
-            Some(n) => format!("{input}\n{n}"),
-            None => format!("{input}\nnull"),
-        };
-        let Some((built, agent)) = self.build_eval(&tail) else {
+    /// Runs a `let` input once and keeps the values it bound: `NAME : TYPE = VALUE` for each
+    /// plain name.
+    fn bind(&mut self, input: &str, names: Vec<String>, count: usize) {
+        let single = names.len() == 1 && count == 1;
+        let tail = if single { names[0].as_str() } else { "null" };
+        let Some((built, agent)) = self.build_eval(&format!("{input}\n{tail}")) else {
             return;
         };
-        let ty = query::result_type_of(&built.program, &built.checked, agent).unwrap_or_default();
-        if let Some(value) = self.run(built, agent) {
-            if let Some(n) = &name {
-                out(&format!("{n} : {ty} = {value}"));
-            }
-            self.lets.push((name, input.trim().to_string()));
+        let types: Vec<String> = if single {
+            vec![query::result_type_of(&built.program, &built.checked, agent).unwrap_or_default()]
+        } else {
+            let end = built.region.as_ref().map_or(0, |r| r.end) as u32;
+            let scope = built
+                .file()
+                .map(|f| query::names_in_scope(&built.program, &built.checked, f, end))
+                .unwrap_or_default();
+            names
+                .iter()
+                .map(|n| {
+                    scope
+                        .iter()
+                        .find(|e| e.name == *n)
+                        .and_then(|e| e.signature.clone())
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let Some((value, bound)) = self.run(built, agent, count) else {
+            return;
+        };
+        for (i, name) in names.iter().enumerate() {
+            let shown = if single {
+                value.clone()
+            } else {
+                // The value of a plain-name `let` is its initialiser's; find which statement.
+                let index = nth_plain(input, i).unwrap_or(usize::MAX);
+                bound
+                    .get(index)
+                    .and_then(|v| to_wire(v, Privacy::Redact).ok())
+                    .unwrap_or_default()
+            };
+            out(&format!(
+                "{name} : {} = {shown}",
+                types.get(i).cloned().unwrap_or_default()
+            ));
         }
+        self.lets.push(Bound {
+            text: input.trim().to_string(),
+            names,
+            values: bound,
+        });
     }
 
     /// Evaluates an expression or statement: `VALUE : TYPE`.
@@ -325,7 +402,7 @@ impl Session {
             return;
         };
         let ty = query::result_type_of(&built.program, &built.checked, agent).unwrap_or_default();
-        if let Some(value) = self.run(built, agent) {
+        if let Some((value, _)) = self.run(built, agent, 0) {
             out(&format!("{value} : {ty}"));
         }
     }
@@ -342,7 +419,7 @@ impl Session {
 
     /// The session with `body` as the end of the synthetic agent, after the `let`s.
     fn build_with_body(&self, body: &str) -> Built {
-        let lets: Vec<&str> = self.lets.iter().map(|(_, t)| t.as_str()).collect();
+        let lets: Vec<&str> = self.lets.iter().map(|b| b.text.as_str()).collect();
         let head = format!("agent {EVAL}() {{\n{}\n", lets.join("\n"));
         let eval = format!("{head}{body}\n}}");
         let text = module_text(&self.decls, Some(&eval));
@@ -361,34 +438,83 @@ impl Session {
         Some((built, agent))
     }
 
-    /// Lowers and runs the synthetic agent on a big-stack thread; the value's wire JSON, or
-    /// `None` after reporting a failure.
-    fn run(&mut self, built: Built, agent: DeclRef) -> Option<String> {
+    /// Lowers and runs the synthetic agent on a big-stack thread, with the kept `let` values in
+    /// place of their initialisers. Returns the value's wire JSON and the values of the last
+    /// `new_lets` statements (the input's own `let`s), or `None` after reporting a failure.
+    fn run(
+        &mut self,
+        built: Built,
+        agent: DeclRef,
+        new_lets: usize,
+    ) -> Option<(String, Vec<Value>)> {
         let Built {
             program,
             checked,
             region,
         } = built;
         let table = katari_prelude::natives::table();
-        let host = Arc::new(CliHost::new(
-            Paths::from_env(),
-            program.env.clone(),
-            Answers::new(),
-            run::answer_shapes(&program, &checked),
-        ));
-        let machine = Arc::new(katari_runtime::lower::lower(
+        let host = Arc::new(
+            CliHost::new(
+                Paths::from_env(),
+                program.env.clone(),
+                Answers::new(),
+                run::answer_shapes(&program, &checked),
+            )
+            .with_reader(self.reader.clone()),
+        );
+        let mut machine = katari_runtime::lower::lower(
             &program,
             &checked,
             &table,
             katari_prelude::natives::deferred,
             host.clone(),
-        ));
-        let _ = host.machine.set(Arc::downgrade(&machine));
+        );
         let qualified = program.qualified_name(agent).unwrap_or_default();
-        let Some(callee) = machine.by_name.get(qualified.as_str()).cloned() else {
+        let callee = machine.by_name.get(qualified.as_str()).cloned();
+        let fun = match callee.as_ref().map(|c| &c.v) {
+            Some(V::Callable(c)) => match &**c {
+                katari_runtime::callable::Callable::Agent { fun, .. } => Some(*fun),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some(callee), Some(fun)) = (callee, fun) else {
             self.error("panic: internal: the input did not lower");
             return None;
         };
+        // The kept values, carried into this lowering; `None` where the `let` runs again.
+        let kept: Vec<&Value> = self.lets.iter().flat_map(|b| &b.values).collect();
+        let carried: Vec<Option<Value>> = match &self.machine {
+            Some(old) => kept
+                .iter()
+                .map(|v| {
+                    katari_runtime::lower::carry(v, old, &machine, &|n| self.redefined.contains(n))
+                })
+                .collect(),
+            None => kept.iter().map(|_| None).collect(),
+        };
+        let total = kept.len() + new_lets;
+        let Some(captured) = restore(&mut machine, fun, &carried, total) else {
+            self.error("panic: internal: the session's bindings could not be restored");
+            return None;
+        };
+        let mut index = 0;
+        for b in &self.lets {
+            let range = index..index + b.values.len();
+            index = range.end;
+            if captured.iter().any(|i| range.contains(i)) {
+                let what = match b.names.as_slice() {
+                    [] => b.text.lines().next().unwrap_or_default().to_string(),
+                    names => names.join(", "),
+                };
+                let _ = writeln!(
+                    io::stderr(),
+                    "note: `{what}` is evaluated again: its value holds an agent of a redefined declaration"
+                );
+            }
+        }
+        let machine = Arc::new(machine);
+        let _ = host.machine.set(Arc::downgrade(&machine));
         set_running(Some(Arc::downgrade(&machine)));
         let runner = machine.clone();
         let joined = std::thread::Builder::new()
@@ -418,25 +544,56 @@ impl Session {
             self.error(&message);
             return None;
         }
-        match result {
-            Ok(value) => match to_wire(&value, Privacy::Redact) {
-                Ok(text) => Some(text),
-                Err(_) => {
-                    self.error("panic: a non-finite number has no JSON representation");
-                    None
-                }
-            },
+        let value = match result {
+            Ok(value) => value,
             Err(c) if matches!(*c, Control::Interrupted) => {
                 self.had_error = true;
                 let _ = writeln!(io::stderr(), "^C (cancelled)");
-                None
+                return None;
             }
             Err(c) => {
                 let failure = run::failure(*c);
                 self.error(&failure.message);
-                None
+                return None;
+            }
+        };
+        // With statements captured, the agent returned [captured…, value].
+        let (value, mut fresh) = if captured.is_empty() {
+            (value, Vec::new())
+        } else {
+            match &value.v {
+                V::Array(items) if items.len() == captured.len() + 1 => (
+                    items[captured.len()].clone(),
+                    items[..captured.len()].to_vec(),
+                ),
+                _ => {
+                    self.error("panic: internal: the session's bindings were not returned");
+                    return None;
+                }
+            }
+        };
+        let text = match to_wire(&value, Privacy::Redact) {
+            Ok(text) => text,
+            Err(_) => {
+                self.error("panic: a non-finite number has no JSON representation");
+                return None;
+            }
+        };
+        // Every kept value now refers into this machine.
+        let mut all: Vec<Option<Value>> = carried;
+        all.resize(total, None);
+        for (index, v) in captured.iter().zip(fresh.drain(..)) {
+            all[*index] = Some(v);
+        }
+        let mut values = all.into_iter().map(|v| v.unwrap_or(Value::NULL));
+        for b in &mut self.lets {
+            for v in &mut b.values {
+                *v = values.next().unwrap_or(Value::NULL);
             }
         }
+        self.machine = Some(machine);
+        self.redefined.clear();
+        Some((text, values.collect()))
     }
 
     /// `.doc NAME`: the signature and doc of a declaration.
@@ -498,13 +655,19 @@ impl Session {
         out(&text);
     }
 
-    /// `.load FILE`: adds the file's declarations. Returns whether they were added.
+    /// `.load FILE`: adds the file's declarations. Its imports resolve as they would for
+    /// `katari run FILE`: the session moves to the file's folder (and stays where it was when
+    /// the file does not check there). Returns whether they were added.
     fn load(&mut self, path: &Path) -> bool {
         match std::fs::read_to_string(path) {
             Ok(text) => {
+                let home = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let before = std::mem::replace(&mut self.home, home);
                 let ok = self.declare(&text, true);
                 if ok {
                     out(&format!("(loaded {})", path.display()));
+                } else {
+                    self.home = before;
                 }
                 ok
             }
@@ -525,12 +688,13 @@ impl Session {
 
     /// Loads and checks the synthetic module with this text; its file is named `<repl:N>`.
     fn build(&self, text: &str, region: Option<Range<usize>>) -> Built {
+        let entry = self.home.join(FILE);
         let overlay = Overlay {
-            path: load::normalize(Path::new(FILE)),
+            path: load::normalize(&entry),
             text: text.to_string(),
         };
         let table = katari_prelude::natives::table();
-        let mut program = load::load_program(Path::new(FILE), &overlay, &front::prelude());
+        let mut program = load::load_program(&entry, &overlay, &front::prelude());
         let checked = check::check_program(&program, &RuntimeNatives(&table));
         program
             .diagnostics
@@ -626,6 +790,56 @@ impl Session {
     }
 }
 
+/// Puts the kept values in place of the first `let` initialisers of the synthetic agent `fun`
+/// (`carried[i]`, where it is `Some`), and has it return the values of the other first `total`
+/// initialisers ahead of its own: `[captured…, value]`. Returns the indices of the captured
+/// statements; `None` when the agent does not start with `total` `let`s.
+fn restore(
+    machine: &mut Machine,
+    fun: katari_runtime::ir::FunId,
+    carried: &[Option<Value>],
+    total: usize,
+) -> Option<Vec<usize>> {
+    if total == 0 {
+        return Some(Vec::new());
+    }
+    let f = machine.funs.get_mut(fun.0 as usize)?;
+    let Expr::Block(stmts, tail) = std::mem::replace(&mut f.body, Expr::Const(Value::NULL)) else {
+        return None;
+    };
+    if stmts.len() < total || !stmts[..total].iter().all(|s| matches!(s, Stmt::Let(..))) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(stmts.len() + total);
+    let mut captured = Vec::new();
+    let mut slots = Vec::new();
+    for (i, stmt) in stmts.into_iter().enumerate() {
+        match stmt {
+            Stmt::Let(pat, init) if i < total => match carried.get(i) {
+                Some(Some(v)) => out.push(Stmt::Let(pat, Expr::Const(v.clone()))),
+                _ => {
+                    let slot = f.slots;
+                    f.slots += 1;
+                    out.push(Stmt::Let(Pat::Bind(slot), init));
+                    out.push(Stmt::Let(pat, Expr::Local(slot)));
+                    captured.push(i);
+                    slots.push(slot);
+                }
+            },
+            other => out.push(other),
+        }
+    }
+    let tail = if slots.is_empty() {
+        tail
+    } else {
+        let mut items: Vec<Expr> = slots.into_iter().map(Expr::Local).collect();
+        items.push(*tail);
+        Box::new(Expr::Tuple(items))
+    };
+    f.body = Expr::Block(out, tail);
+    Some(captured)
+}
+
 fn set_running(machine: Option<Weak<Machine>>) {
     *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = machine;
 }
@@ -704,17 +918,51 @@ fn is_declaration(input: &str) -> bool {
     ) && named
 }
 
-/// For a `let`/`var` input: `Some(Some(name))` for a plain name, `Some(None)` for a pattern.
-fn let_name(input: &str) -> Option<Option<String>> {
-    let rest = input
-        .strip_prefix("let ")
-        .or_else(|| input.strip_prefix("var "))?;
-    let name: String = rest
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
+/// For an input made only of `let` statements: the names its plain-name patterns bind, and the
+/// number of statements.
+fn let_items(input: &str) -> Option<(Vec<String>, usize)> {
+    let items = statements(input)?;
+    if items.is_empty() || !items.iter().all(|i| matches!(i.kind, ItemKind::Let { .. })) {
+        return None;
+    }
+    let names = items
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ItemKind::Let { pattern, .. } => plain_name(pattern),
+            _ => None,
+        })
         .collect();
-    Some(if name.is_empty() { None } else { Some(name) })
+    Some((names, items.len()))
+}
+
+/// The statement index of the `n`th plain-name `let` of an input.
+fn nth_plain(input: &str, n: usize) -> Option<usize> {
+    statements(input)?
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(&i.kind, ItemKind::Let { pattern, .. } if plain_name(pattern).is_some()))
+        .nth(n)
+        .map(|(index, _)| index)
+}
+
+/// The statements of an input, parsed as the body of an agent; `None` when it does not parse.
+fn statements(input: &str) -> Option<Vec<katari_lang::ast::Item>> {
+    let parsed = parser::parse(FileId(0), &format!("agent {EVAL}() {{\n{input}\n}}\n"));
+    if parsed.diagnostics.iter().any(|d| d.is_error()) {
+        return None;
+    }
+    match parsed.module.decls.into_iter().next()? {
+        Decl::Agent(a) => Some(a.body.items),
+        _ => None,
+    }
+}
+
+/// The name a `let` pattern binds when it is a plain name (`x` or `x: T`).
+fn plain_name(pattern: &katari_lang::ast::Pattern) -> Option<String> {
+    match &pattern.kind {
+        PatternKind::Bind { name, .. } => Some(name.text.to_string()),
+        _ => None,
+    }
 }
 
 /// The dot commands of language mode with one line each.
@@ -828,8 +1076,13 @@ mod tests {
         assert!(!is_declaration("type == 1"));
         assert!(is_declaration("import util.text"));
         assert!(is_declaration("private agent g() -> integer { 1 }"));
-        assert_eq!(let_name("let x = 1"), Some(Some("x".into())));
-        assert_eq!(let_name("x"), None);
+        assert_eq!(let_items("let x = 1"), Some((vec!["x".into()], 1)));
+        assert_eq!(
+            let_items("let x = 1\nlet {a, b} = {a = 1, b = 2}"),
+            Some((vec!["x".into()], 2))
+        );
+        assert_eq!(let_items("x"), None);
+        assert_eq!(let_items("let x = 1\nx"), None);
     }
 
     #[test]

@@ -42,10 +42,7 @@ type R = Result<Value, Ctl>;
 
 /// The bodiless declarations that have no native here: they need the MCP reactor and the loopback
 /// listener (the MCP reactor issue), which register them when they land.
-pub const DEFERRED: &[&str] = &[
-    "prelude.mcp.tools",
-    "prelude.mcp.call",
-];
+pub const DEFERRED: &[&str] = &[];
 
 /// How a native treats private values (`language.md` §8.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,6 +18,10 @@ pub trait CredentialStore: Send + Sync {
     /// Replaces the credential `name` with `credential` only if its generation is still
     /// `generation` (then it becomes `generation + 1`). `Ok(false)`: a newer login won; the caller
     /// discards its refreshed tokens and loads again.
-    fn update(&self, name: &str, generation: i64, credential: &serde_json::Value)
-    -> Result<bool, String>;
+    fn update(
+        &self,
+        name: &str,
+        generation: i64,
+        credential: &serde_json::Value,
+    ) -> Result<bool, String>;
 }

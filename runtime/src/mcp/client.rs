@@ -109,6 +109,10 @@ struct Connection {
     peer: Peer<RoleClient>,
     /// The running service, kept so that it can be closed at exit; calls use `peer`.
     service: tokio::sync::Mutex<RunningService<RoleClient, ClientConfig>>,
+    /// The request timeout of this server.
+    call_timeout: Duration,
+    /// The OAuth credential, for the refresh after a 401.
+    oauth: Option<String>,
 }
 
 /// A cache entry: concurrent first calls wait on the same connect.
@@ -177,6 +181,27 @@ pub(crate) fn describe(e: &(dyn StdError + 'static)) -> String {
     text
 }
 
+/// What went wrong, without rmcp's wrappers (transport type names, `when send initialize
+/// request`): the innermost transport error and its own sources.
+pub(crate) fn explain(e: &(dyn StdError + 'static)) -> String {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::DynamicTransportError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    if let Some(ClientInitializeError::TransportError { error, .. }) = e.downcast_ref() {
+        return explain(error.error.as_ref());
+    }
+    if let Some(ServiceError::TransportSend(error)) = e.downcast_ref() {
+        return explain(error.error.as_ref());
+    }
+    if let Some(error) = e.downcast_ref::<DynamicTransportError>() {
+        return explain(error.error.as_ref());
+    }
+    if let Some(StreamableHttpError::<reqwest::Error>::Client(inner)) = e.downcast_ref() {
+        return describe(inner);
+    }
+    describe(e)
+}
+
 /// Whether an error (or one of its sources) is an HTTP 401.
 fn unauthorized(e: &(dyn StdError + 'static)) -> bool {
     let mut current = Some(e);
@@ -224,7 +249,7 @@ fn resolve(d: &Descriptor, host: &dyn Host) -> Result<Resolved, McpFailure> {
     if let Some(name) = d.url.strip_prefix("mcp:") {
         let spec = host
             .mcp_server(name)
-            .map_err(|message| McpFailure::Server(message))?
+            .map_err(McpFailure::Server)?
             .ok_or_else(|| {
                 McpFailure::Server(format!("no MCP server named \"{name}\" is configured"))
             })?;
@@ -307,7 +332,7 @@ struct ConnectError {
 impl ConnectError {
     fn of(e: &(dyn StdError + 'static)) -> ConnectError {
         ConnectError {
-            message: describe(e),
+            message: explain(e),
             unauthorized: unauthorized(e),
         }
     }
@@ -342,12 +367,11 @@ async fn legacy(
 ) -> Result<Service, ConnectError> {
     let mut headers = headers.clone();
     if let Some(token) = bearer {
-        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-            ConnectError {
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| ConnectError {
                 message: "the OAuth access token is not a valid header value".into(),
                 unauthorized: false,
-            }
-        })?;
+            })?;
         value.set_sensitive(true);
         headers.insert(reqwest::header::AUTHORIZATION, value);
     }
@@ -400,7 +424,10 @@ fn connect_failure(url: &str, e: ConnectError) -> McpFailure {
             "MCP server '{url}' rejected the request as unauthorised (HTTP 401)"
         ))
     } else {
-        McpFailure::Server(format!("cannot connect to MCP server '{url}': {}", e.message))
+        McpFailure::Server(format!(
+            "cannot connect to MCP server '{url}': {}",
+            e.message
+        ))
     }
 }
 
@@ -477,7 +504,7 @@ async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
         .map_err(|e| {
             McpFailure::Server(format!(
                 "cannot start MCP server '{name}' ({command}): {}",
-                describe(&e)
+                explain(&e)
             ))
         })?;
     rmcp::serve_client(client_config(), process)
@@ -485,13 +512,17 @@ async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
         .map_err(|e| {
             McpFailure::Server(format!(
                 "cannot connect to MCP server '{name}': {}",
-                describe(&e)
+                explain(&e)
             ))
         })
 }
 
 /// Opens a session for `d`, bounded by the connect timeout.
-async fn connect(d: &Descriptor, resolved: &Resolved, host: &Arc<dyn Host>) -> Result<Connection, McpFailure> {
+async fn connect(
+    d: &Descriptor,
+    resolved: &Resolved,
+    host: &Arc<dyn Host>,
+) -> Result<Connection, McpFailure> {
     let opening = async {
         match &resolved.target {
             Target::Http(target) => connect_http(target, host).await,
@@ -507,25 +538,39 @@ async fn connect(d: &Descriptor, resolved: &Resolved, host: &Arc<dyn Host>) -> R
                 seconds(resolved.connect_timeout)
             ))
         })??;
+    let oauth = match &resolved.target {
+        Target::Http(target) => target.oauth.clone(),
+        Target::Stdio(_) => None,
+    };
     Ok(Connection {
         peer: service.peer().clone(),
         service: tokio::sync::Mutex::new(service),
+        call_timeout: resolved.call_timeout,
+        oauth,
     })
 }
 
-/// The cached connection for `d`, opening it if needed. Connects run as tasks of their own on
-/// the reactor, so a child process is spawned from a long-lived worker and a connect shared by
-/// several callers is not abandoned when the first of them is interrupted.
+/// The cached connection for `d`, opening it if needed: the descriptor is resolved (which may
+/// read the host's configuration) only when connecting, never per call. Connects run as tasks
+/// of their own on the reactor, so a connect shared by several callers is not abandoned when
+/// the first of them is interrupted.
 async fn connection(
     d: &Arc<Descriptor>,
-    resolved: &Arc<Resolved>,
     host: &Arc<dyn Host>,
 ) -> Result<Arc<Connection>, McpFailure> {
-    let slot = cache().entry(d.key.clone()).or_default().clone();
+    let cached = cache().get(&d.key).cloned();
+    let slot = match cached {
+        Some(slot) => match slot.cell.get() {
+            Some(conn) => return Ok(conn.clone()),
+            None => slot,
+        },
+        None => cache().entry(d.key.clone()).or_default().clone(),
+    };
     slot.cell
         .get_or_try_init(|| {
-            let (d, resolved, host) = (d.clone(), resolved.clone(), host.clone());
+            let (d, host) = (d.clone(), host.clone());
             async move {
+                let resolved = resolve(&d, &*host)?;
                 let task =
                     tokio::spawn(async move { connect(&d, &resolved, &host).await.map(Arc::new) });
                 task.await.map_err(|e| {
@@ -570,16 +615,19 @@ pub fn shutdown() {
         return;
     }
     crate::reactor::runtime().block_on(async move {
-        let closing = slots.iter().filter_map(|slot| slot.cell.get()).map(|conn| async move {
-            let _ = conn
-                .service
-                .lock()
-                .await
-                .close_with_timeout(Duration::from_millis(800))
-                .await;
-        });
-        let _ = tokio::time::timeout(Duration::from_secs(1), futures::future::join_all(closing))
-            .await;
+        let closing = slots
+            .iter()
+            .filter_map(|slot| slot.cell.get())
+            .map(|conn| async move {
+                let _ = conn
+                    .service
+                    .lock()
+                    .await
+                    .close_with_timeout(Duration::from_millis(800))
+                    .await;
+            });
+        let _ =
+            tokio::time::timeout(Duration::from_secs(1), futures::future::join_all(closing)).await;
     });
 }
 
@@ -608,7 +656,10 @@ fn request_failure(url: &str, call: Option<&str>, e: &ServiceError) -> McpFailur
         ServiceError::UnexpectedResponse => {
             format!("MCP server '{url}' sent an unexpected reply to {request}")
         }
-        other => format!("MCP server '{url}' failed during {request}: {}", describe(other)),
+        other => format!(
+            "MCP server '{url}' failed during {request}: {}",
+            explain(other)
+        ),
     })
 }
 
@@ -624,25 +675,22 @@ where
     F: Fn(Peer<RoleClient>) -> Fut,
     Fut: Future<Output = Result<T, ServiceError>>,
 {
-    let resolved = Arc::new(resolve(d, &**host)?);
     let mut retried = false;
     loop {
-        let conn = connection(d, &resolved, host).await?;
-        let outcome = tokio::time::timeout(resolved.call_timeout, run(conn.peer.clone())).await;
+        let conn = connection(d, host).await?;
+        let outcome = tokio::time::timeout(conn.call_timeout, run(conn.peer.clone())).await;
         match outcome {
             Ok(Ok(value)) => return Ok(value),
             // The server answered with a JSON-RPC error: the session is fine.
-            Ok(Err(e @ ServiceError::McpError(_))) => return Err(request_failure(&d.url, call, &e)),
+            Ok(Err(e @ ServiceError::McpError(_))) => {
+                return Err(request_failure(&d.url, call, &e));
+            }
             Ok(Err(e)) => {
                 evict(d, &conn);
-                let oauth = match &resolved.target {
-                    Target::Http(HttpTarget {
-                        oauth: Some(name), ..
-                    }) => Some(name),
-                    _ => None,
-                };
-                if let (Some(name), false, true) = (oauth, retried, unauthorized(&e)) {
-                    let store = host.credentials().ok_or_else(|| no_credential(&d.url, name))?;
+                if let (Some(name), false, true) = (&conn.oauth, retried, unauthorized(&e)) {
+                    let store = host
+                        .credentials()
+                        .ok_or_else(|| no_credential(&d.url, name))?;
                     oauth::refresh_after_unauthorized(&store, name, &d.url)
                         .await
                         .map_err(|f| McpFailure::Auth(f.message))?;
@@ -657,7 +705,7 @@ where
                     "MCP server '{}' did not answer {} within {}",
                     d.url,
                     what(call),
-                    seconds(resolved.call_timeout)
+                    seconds(conn.call_timeout)
                 )));
             }
         }
@@ -665,7 +713,10 @@ where
 }
 
 /// Every tool of the server, following `nextCursor` until it is exhausted.
-pub async fn list_tools(d: &Arc<Descriptor>, host: &Arc<dyn Host>) -> Result<Vec<Tool>, McpFailure> {
+pub async fn list_tools(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+) -> Result<Vec<Tool>, McpFailure> {
     request(d, host, None, |peer| async move {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;

@@ -3,8 +3,13 @@
 //! listener.
 
 pub mod auth;
+pub mod blob;
+pub mod client;
 pub mod oauth;
 pub mod serve;
+pub mod sse;
+pub mod text;
+pub mod tool;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -115,7 +115,9 @@ pub fn covers(resource: &str, url: &str) -> bool {
     let base = resource.path().trim_end_matches('/');
     let path = url.path();
     path == base
-        || path.strip_prefix(base).is_some_and(|rest| rest.starts_with('/'))
+        || path
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.starts_with('/'))
         || (base.is_empty() && path.starts_with('/'))
 }
 
@@ -213,7 +215,10 @@ impl Who<'_> {
         let mut updated = stored.credential.clone();
         updated["tokens"] = merge_tokens(&stored.credential["tokens"], tokens);
         updated["obtained_at"] = json!(now_rfc3339());
-        let Some(access) = updated["tokens"]["access_token"].as_str().map(str::to_string) else {
+        let Some(access) = updated["tokens"]["access_token"]
+            .as_str()
+            .map(str::to_string)
+        else {
             return Err(self.expired());
         };
         match store.update(self.name, stored.generation, &updated) {
@@ -313,7 +318,11 @@ impl Credential {
 pub fn expires_at(credential: &Value) -> Option<i64> {
     let expires_in = credential["tokens"]["expires_in"]
         .as_i64()
-        .or_else(|| credential["tokens"]["expires_in"].as_f64().map(|f| f as i64))
+        .or_else(|| {
+            credential["tokens"]["expires_in"]
+                .as_f64()
+                .map(|f| f as i64)
+        })
         .or_else(|| credential["tokens"]["expires_in"].as_str()?.parse().ok())?;
     let obtained = chrono::DateTime::parse_from_rfc3339(credential["obtained_at"].as_str()?)
         .ok()?
@@ -430,7 +439,8 @@ pub async fn token_request(
         ("client_secret_basic", Some(secret)) => {
             use base64::Engine;
             // RFC 6749 §2.3.1: both parts are form-urlencoded before Basic encoding.
-            let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let enc =
+                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
             let pair = format!("{}:{}", enc(&client.client_id), enc(secret));
             let basic = base64::engine::general_purpose::STANDARD.encode(pair);
             request = request.header("Authorization", format!("Basic {basic}"));
@@ -498,9 +508,18 @@ mod tests {
         assert!(covers(r, "https://example.org/mcp"));
         assert!(covers(r, "https://example.org/mcp/"));
         assert!(covers(r, "https://example.org/mcp/sub?x=1"));
-        assert!(covers("https://example.org/mcp/", "https://example.org/mcp/x"));
-        assert!(covers("https://example.org", "https://example.org/anything"));
-        assert!(covers("https://example.org:443/mcp", "https://EXAMPLE.org/mcp"));
+        assert!(covers(
+            "https://example.org/mcp/",
+            "https://example.org/mcp/x"
+        ));
+        assert!(covers(
+            "https://example.org",
+            "https://example.org/anything"
+        ));
+        assert!(covers(
+            "https://example.org:443/mcp",
+            "https://EXAMPLE.org/mcp"
+        ));
         assert!(!covers(r, "https://example.org/mcpx"));
         assert!(!covers(r, "https://example.org/other"));
         assert!(!covers(r, "http://example.org/mcp"));
@@ -533,8 +552,8 @@ mod tests {
         assert!(c.needs_refresh(at + 7200));
         assert!(!c.expired(at + 3599));
         assert!(c.expired(at + 3600));
-        let forever = Credential::parse(&credential("2026-01-01T00:00:00Z", None))
-            .expect("valid credential");
+        let forever =
+            Credential::parse(&credential("2026-01-01T00:00:00Z", None)).expect("valid credential");
         assert!(!forever.needs_refresh(at + 10_000_000));
     }
 
@@ -592,10 +611,11 @@ mod tests {
         let fresh = json!({"tokens": {"access_token": "tok", "expires_in": 3600},
             "client_information": {"client_id": "c", "token_endpoint": "http://127.0.0.1:9/token"},
             "resource_url": "https://example.org/mcp", "obtained_at": now_rfc3339()});
-        let store: Arc<dyn CredentialStore> = Arc::new(Memory(Mutex::new(Some(StoredCredential {
-            generation: 1,
-            credential: fresh,
-        }))));
+        let store: Arc<dyn CredentialStore> =
+            Arc::new(Memory(Mutex::new(Some(StoredCredential {
+                generation: 1,
+                credential: fresh,
+            }))));
         assert_eq!(
             run(bearer(&store, "gh", "https://example.org/mcp/x")),
             Ok("tok".to_string())
@@ -612,12 +632,18 @@ mod tests {
         let stale = json!({"tokens": {"access_token": "tok", "expires_in": 10},
             "client_information": {"client_id": "c", "token_endpoint": "http://127.0.0.1:9/token"},
             "resource_url": "https://example.org/mcp", "obtained_at": "2020-01-01T00:00:00Z"});
-        let store: Arc<dyn CredentialStore> = Arc::new(Memory(Mutex::new(Some(StoredCredential {
-            generation: 4,
-            credential: stale.clone(),
-        }))));
-        let err = run(bearer_as(&store, "gh-server", "gh", "https://example.org/mcp"))
-            .expect_err("expired");
+        let store: Arc<dyn CredentialStore> =
+            Arc::new(Memory(Mutex::new(Some(StoredCredential {
+                generation: 4,
+                credential: stale.clone(),
+            }))));
+        let err = run(bearer_as(
+            &store,
+            "gh-server",
+            "gh",
+            "https://example.org/mcp",
+        ))
+        .expect_err("expired");
         assert_eq!(
             err.message,
             "MCP server 'gh-server' needs you to log in again: credential 'gh' expired and could not be refreshed.\n\
@@ -632,9 +658,98 @@ mod tests {
         );
     }
 
+    /// A store in which a newer login lands while a refresh is under way: the first `stale_loads`
+    /// loads see the expiring credential, later ones the newer login, and a write-back of the
+    /// stale generation loses (a fake for unit tests only).
+    struct Racing {
+        loads: Mutex<u32>,
+        stale_loads: u32,
+        stale: StoredCredential,
+        newer: StoredCredential,
+        writes: Mutex<Vec<i64>>,
+    }
+
+    impl CredentialStore for Racing {
+        fn load(&self, _name: &str) -> Result<Option<StoredCredential>, String> {
+            let mut n = self.loads.lock().expect("lock");
+            *n += 1;
+            Ok(Some(if *n <= self.stale_loads {
+                self.stale.clone()
+            } else {
+                self.newer.clone()
+            }))
+        }
+        fn update(&self, _name: &str, generation: i64, _c: &Value) -> Result<bool, String> {
+            self.writes.lock().expect("lock").push(generation);
+            Ok(generation == self.newer.generation)
+        }
+    }
+
+    fn racing(token_endpoint: &str) -> Racing {
+        let info = json!({"client_id": "c", "token_endpoint": token_endpoint});
+        Racing {
+            loads: Mutex::new(0),
+            stale_loads: 2,
+            stale: StoredCredential {
+                generation: 1,
+                credential: json!({"tokens": {"access_token": "old", "refresh_token": "r", "expires_in": 10},
+                    "client_information": info, "resource_url": "http://127.0.0.1:1/mcp",
+                    "obtained_at": "2020-01-01T00:00:00Z"}),
+            },
+            newer: StoredCredential {
+                generation: 5,
+                credential: json!({"tokens": {"access_token": "newer", "expires_in": 3600},
+                    "client_information": {"client_id": "c2"}, "resource_url": "http://127.0.0.1:1/mcp",
+                    "obtained_at": now_rfc3339()}),
+            },
+            writes: Mutex::new(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn a_refresh_that_loses_to_a_newer_login_uses_the_newer_credential() {
+        let out = run(async {
+            // A token endpoint that grants one refresh.
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let endpoint = format!("http://{}/token", listener.local_addr().expect("addr"));
+            let server = tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let (mut s, _) = listener.accept().await.expect("accept");
+                let mut buf = vec![0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let body =
+                    r#"{"access_token":"refreshed","token_type":"Bearer","expires_in":3600}"#;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = s.write_all(reply.as_bytes()).await;
+            });
+            let store = Arc::new(racing(&endpoint));
+            let dyn_store: Arc<dyn CredentialStore> = store.clone();
+            let token = bearer(&dyn_store, "gh", "http://127.0.0.1:1/mcp").await;
+            let _ = server.await;
+            (token, store.writes.lock().expect("lock").clone())
+        });
+        // The refreshed token was written over generation 1, lost, and was discarded.
+        assert_eq!(out, (Ok("newer".to_string()), vec![1]));
+
+        // A refresh that fails (the endpoint is gone) also falls back to a newer login.
+        let store: Arc<dyn CredentialStore> = Arc::new(racing("http://127.0.0.1:9/token"));
+        assert_eq!(
+            run(bearer(&store, "gh", "http://127.0.0.1:1/mcp")),
+            Ok("newer".to_string())
+        );
+    }
+
     #[test]
     fn suggested_names_are_valid_and_new() {
-        assert_eq!(suggested_name("https://api.github.com/mcp", "gh"), "api.github.com");
+        assert_eq!(
+            suggested_name("https://api.github.com/mcp", "gh"),
+            "api.github.com"
+        );
         assert_eq!(suggested_name("http://[::1]:8/mcp", "x"), "1-");
         assert_eq!(suggested_name("https://a.b/", "a.b"), "a.b-2");
     }

@@ -34,12 +34,17 @@ struct Endpoint {
     released: watch::Receiver<bool>,
     /// The program, for decoding arguments.
     machine: Arc<crate::machine::Machine>,
+    in_flight: listener::InFlight,
     /// Reports served-side failures (panics) on the host's stderr.
     host: Arc<dyn crate::machine::Host>,
 }
 
 /// Runs `subscriber(url = …)` while `tools` are served; its outcome is the result.
-pub fn serve(ctx: &mut Ctx, tools: Vec<(Arc<str>, Value)>, subscriber: &Value) -> Result<Value, Ctl> {
+pub fn serve(
+    ctx: &mut Ctx,
+    tools: Vec<(Arc<str>, Value)>,
+    subscriber: &Value,
+) -> Result<Value, Ctl> {
     let mut published = Vec::with_capacity(tools.len());
     let mut entries = Vec::with_capacity(tools.len());
     for (name, callee) in tools {
@@ -58,7 +63,10 @@ pub fn serve(ctx: &mut Ctx, tools: Vec<(Arc<str>, Value)>, subscriber: &Value) -
         let input = Json::Object(input);
         let mut entry = Map::new();
         entry.insert("name".into(), Json::String(name.to_string()));
-        entry.insert("description".into(), Json::String(md.description.to_string()));
+        entry.insert(
+            "description".into(),
+            Json::String(md.description.to_string()),
+        );
         entry.insert("inputSchema".into(), input.clone());
         if md.output.get("type").and_then(Json::as_str) == Some("object") {
             entry.insert("outputSchema".into(), md.output.clone());
@@ -72,8 +80,9 @@ pub fn serve(ctx: &mut Ctx, tools: Vec<(Arc<str>, Value)>, subscriber: &Value) -
     }
     published.sort_by(|a, b| a.name.cmp(&b.name));
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let listing = serde_json::json!({ "tools": entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>() })
-        .to_string();
+    let listing =
+        serde_json::json!({ "tools": entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>() })
+            .to_string();
     let (release, released) = watch::channel(false);
     let endpoint = Arc::new(Endpoint {
         tools: published,
@@ -82,13 +91,18 @@ pub fn serve(ctx: &mut Ctx, tools: Vec<(Arc<str>, Value)>, subscriber: &Value) -
         released,
         machine: ctx.m.clone(),
         host: ctx.m.host.clone(),
+        in_flight: listener::InFlight::default(),
     });
     let registration = listener::register(RouteKind::Mcp, endpoint.clone())
         .map_err(|e| panic(format!("mcp.serve: {e}")))?;
-    let outcome = ctx.call(subscriber, vec![("url".into(), Value::str(registration.url.as_str()))]);
+    let outcome = ctx.call(
+        subscriber,
+        vec![("url".into(), Value::str(registration.url.as_str()))],
+    );
     registration.release();
     endpoint.pool.close();
     let _ = release.send(true);
+    endpoint.in_flight.drain();
     outcome
 }
 
@@ -124,13 +138,20 @@ fn ok(body: String) -> Reply {
 fn gone(id: &str) -> Reply {
     Reply::json(
         StatusCode::GONE,
-        error(id, -32000, "the MCP endpoint was released while the call was running"),
+        error(
+            id,
+            -32000,
+            "the MCP endpoint was released while the call was running",
+        ),
     )
 }
 
 impl Route for Endpoint {
     fn post(self: Arc<Self>, body: Bytes) -> ReplyFuture {
-        Box::pin(async move { self.answer(&body).await })
+        Box::pin(async move {
+            let _answering = self.in_flight.enter();
+            self.answer(&body).await
+        })
     }
 }
 
@@ -227,7 +248,8 @@ impl Endpoint {
             let _ = tx.send(reply);
         });
         if let Err(e) = self.pool.submit(job) {
-            self.host.eprint(&format!("mcp.serve: tool \"{name}\": {e}"));
+            self.host
+                .eprint(&format!("mcp.serve: tool \"{name}\": {e}"));
             return ok(error(id, -32603, "the tool call failed"));
         }
         let mut released = self.released.clone();
@@ -280,9 +302,7 @@ fn reply(
             }
             Control::Interrupted => gone(id),
             Control::Panic(msg) | Control::Failed(msg) => failed(&format!("panic: {msg}")),
-            Control::Unhandled { request, .. } => {
-                failed(&format!("unhandled request {request}"))
-            }
+            Control::Unhandled { request, .. } => failed(&format!("unhandled request {request}")),
             Control::BadAnswer { request, failures } => {
                 failed(&format!("invalid answer for {request}: {failures}"))
             }
