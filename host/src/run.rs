@@ -103,9 +103,11 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
     };
     let table = katari_prelude::natives::table();
     let (program, checked) = front::load_with(&opts.file, &front::RuntimeNatives(&table));
-    // The process ends right after the run: freeing the program's trees would only cost time.
-    let program = std::mem::ManuallyDrop::new(program);
-    let checked = std::mem::ManuallyDrop::new(checked);
+    // The machine keeps the program for reflection metadata, computed on demand. The process
+    // ends right after the run: freeing the program's trees would only cost time.
+    let program = Arc::new(program);
+    let checked = Arc::new(checked);
+    std::mem::forget((program.clone(), checked.clone()));
     let agent = opts.agent.as_deref().unwrap_or("main");
     let entry = checked_entry(&program, agent, opts.color).ok_or_else(|| usage(""))?;
     let qualified = program
@@ -125,7 +127,7 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
         answer_shapes(&program, &checked),
     ));
     let _ = host_slot.set(host.clone());
-    let machine = Arc::new(katari_runtime::lower::lower(
+    let machine = Arc::new(katari_runtime::lower::lower_shared(
         &program,
         &checked,
         &table,

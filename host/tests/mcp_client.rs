@@ -682,3 +682,141 @@ agent main() -> string {
     assert!(opened >= 5, "{opened} initialisations");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn configured_servers_that_fail_to_start_are_server_errors() {
+    let config = "[mcp.missing]\ncommand = \"katari-no-such-command\"\n\n\
+                  [mcp.broken]\ncommand = \"node\"\nargs = [\"-e\", \"console.error('bad start'); process.exit(3)\"]\n";
+    let dir = scratch(&[(
+        "main.kt",
+        r#"
+agent try(url: string) -> string {
+  use handler {
+    request prelude.throw(error: mcp.server_error | mcp.auth_error) -> never {
+      break match (error) { case mcp.server_error(message => m) -> f"server_error: ${m}" case mcp.auth_error(message => m) -> f"auth_error: ${m}" }
+    }
+  }
+  json.to_text(value = record.keys(target = mcp.tools(url = url, auth = mcp.headers(values = record.empty()))))
+}
+agent main() -> string { string.join(parts = [try(url = "mcp:missing"), try(url = "mcp:broken")], separator = "\n") }
+"#,
+    )]);
+    std::fs::write(dir.join("home").join("config.toml"), config).expect("write config.toml");
+    let out = run_in(&dir, &["main.kt"], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with(
+            "server_error: cannot start MCP server 'missing' (katari-no-such-command): "
+        ),
+        "{}",
+        lines[0]
+    );
+    let log = dir.join("home/cache/logs/mcp-broken.log");
+    assert!(
+        lines[1].starts_with("server_error: cannot connect to MCP server 'broken': ")
+            && lines[1].ends_with(&format!("(its stderr is in {})", log.display())),
+        "{}",
+        lines[1]
+    );
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(logged.contains("bad start"), "{logged:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_tool_reference_from_outside_decodes_to_a_working_tool() {
+    let server = start_everything("streamableHttp", false);
+    let url = format!("{}/mcp", server.base());
+    let dir = scratch(&[(
+        "main.kt",
+        r#"
+agent main(tool: mcp.tool) -> string {
+  let m = reflection.get_metadata(value = tool)
+  f"${m.name}: ${json.to_text(value = reflection.call_agent(target = tool, args = { message = "from outside" }))}"
+}
+"#,
+    )]);
+    let reference = serde_json::json!({
+        "tool": {"$tool": "echo", "reactor": "mcp", "context": {"url": url}, "inputSchema": {"type": "object"}}
+    });
+    let forged = serde_json::json!({
+        "tool": {"$tool": "echo", "reactor": "mcp", "context": {"url": url, "headers": {"X-Key": {"$redacted": true}}, "handle": 1}, "inputSchema": {}}
+    });
+    let out = run_in(&dir, &["main.kt", "--arg", &reference.to_string()], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout.trim_end(), r#"echo: "Echo: from outside""#);
+    // Headers held by another process cannot be conjured up from a reference.
+    let out = run_in(&dir, &["main.kt", "--arg", &forged.to_string()], &[]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("malformed tool reference"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_server_killed_mid_call_is_a_server_error_and_the_next_call_reconnects() {
+    let server = start_everything("streamableHttp", false);
+    let port = server.port;
+    let url = format!("{}/mcp", server.base());
+    let dir = scratch(&[(
+        "main.kt",
+        &r#"
+agent try(tool: string, arguments: json.json) -> string {
+  use handler {
+    request prelude.throw(error: mcp.server_error | mcp.auth_error) -> never {
+      break match (error) { case mcp.server_error(message => m) -> f"server_error: ${m}" case mcp.auth_error(message => m) -> f"auth_error: ${m}" }
+    }
+  }
+  json.stringify(value = mcp.call(url = "URL", auth = mcp.headers(values = record.empty()), tool = tool, arguments = arguments))
+}
+agent main() -> string {
+  let before = try(tool = "echo", arguments = json.parse(text = "{\"message\": \"before\"}"))
+  let killed = try(tool = "trigger-long-running-operation", arguments = json.parse(text = "{\"duration\": 30, \"steps\": 30}"))
+  time.sleep(milliseconds = 6000)
+  let after = try(tool = "echo", arguments = json.parse(text = "{\"message\": \"after\"}"))
+  string.join(parts = [before, killed, after], separator = "\n")
+}
+"#
+        .replace("URL", &url),
+    )]);
+    let child = Command::new(env!("CARGO_BIN_EXE_katari"))
+        .args(["run", "main.kt"])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("KATARI_HOME", dir.join("home"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("katari starts");
+    // Kill the server while the long call runs, then start a fresh one on the same port.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    drop(server);
+    let mut command = Command::new(katari_tests::peers::node());
+    command
+        .arg(everything_entry(false))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    let _restarted = Peer::start(command, port);
+    let out = child.wait_with_output().expect("katari finishes");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0], r#""Echo: before""#);
+    assert!(
+        lines[1].starts_with(&format!("server_error: MCP server '{url}' ")),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2], r#""Echo: after""#);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ fn server_fixture() -> PathBuf {
 struct Served {
     child: Child,
     url: String,
+    stdout: BufReader<ChildStdout>,
     stderr: Option<ChildStderr>,
 }
 
@@ -45,11 +46,9 @@ impl Served {
             command.env(k, v);
         }
         let mut child = command.spawn().expect("start katari");
-        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
         let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the served URL");
+        stdout.read_line(&mut line).expect("read the served URL");
         let url = line.trim().to_string();
         let mut stderr = child.stderr.take();
         if url.is_empty() {
@@ -59,7 +58,12 @@ impl Served {
             }
             panic!("{} printed no URL:\n{err}", script.display());
         }
-        let served = Served { child, url, stderr };
+        let served = Served {
+            child,
+            url,
+            stdout,
+            stderr,
+        };
         assert!(
             served.url.starts_with("http"),
             "expected a served URL on stdout, got {:?}",
@@ -74,14 +78,21 @@ impl Served {
         Served::start(&server_fixture(), &["-a", &seconds], &[])
     }
 
-    /// Waits for the run to end; its stdout was the URL line, so this returns stderr.
-    fn finish(mut self) -> String {
+    /// Waits for the run to end: its stderr.
+    fn finish(self) -> String {
+        self.finish_with_stdout().1
+    }
+
+    /// Waits for the run to end: the rest of its stdout (after the URL line) and its stderr.
+    fn finish_with_stdout(mut self) -> (String, String) {
+        let mut out = String::new();
+        let _ = self.stdout.read_to_string(&mut out);
         let mut err = String::new();
         if let Some(mut stderr) = self.stderr.take() {
             let _ = stderr.read_to_string(&mut err);
         }
         let _ = self.child.wait();
-        err
+        (out, err)
     }
 }
 
@@ -493,9 +504,11 @@ agent pick(value: integer) -> { doubled: integer } with prelude.throw[refused] {
   }
 }
 
+// Short sleeps: a stopped subscriber notices at its next call (time.sleep itself only wakes for
+// an interrupt).
 agent hold(url: string, seconds: integer) -> string {
   console.print(text = url)
-  time.sleep(milliseconds = seconds * 1000)
+  let waited = for (let i in array.range(start = 0, end = seconds * 10)) { time.sleep(milliseconds = 100) }
   "released"
 }
 
@@ -539,10 +552,6 @@ fn webhook_deliveries_answer_every_row_of_their_table() {
         r.json(),
         json!({"error": "hook.pick: the argument cannot be decoded — $.value: unknown agent \"hook.nowhere\""})
     );
-    // A throw caught by a handler around `inbound` whose clause jumps out of the delivery
-    // cannot abandon the subscriber: the delivery fails like a panic (docs/mcp-serve.md).
-    let r = post(&url, r#"{"value": 0}"#);
-    assert_eq!((r.status, r.json()), (500, json!({"error": "panic"})));
     let r = post(&url, r#"{"value": -1}"#);
     assert_eq!((r.status, r.json()), (500, json!({"error": "panic"})));
     assert_eq!(request("GET", &url, None, b"").status, 405);
@@ -550,6 +559,18 @@ fn webhook_deliveries_answer_every_row_of_their_table() {
     assert_eq!(post(&format!("{base}/unknown"), "{}").status, 404);
     let r = request("POST", &url, Some("evil.example.com"), br#"{"value": 1}"#);
     assert_eq!(r.status, 403);
+
+    // A delivery's throw reaches the handler around `inbound`, whose clause breaks out of the
+    // handled computation: the subscriber is abandoned, the delivery answered 410, and the run
+    // continues with the clause's value, as if the callback had run at the call site.
+    let r = post(&url, r#"{"value": 0}"#);
+    assert_eq!(r.status, 410, "{}", r.body);
+    let (out, err) = served.finish_with_stdout();
+    assert_eq!(out, "caught outside\n");
+    assert_eq!(
+        err, "webhook.inbound: the callback failed: panic: division by zero\n",
+        "only the panicking delivery is reported on the server side"
+    );
 }
 
 const UNCAUGHT: &str = r#"
@@ -609,4 +630,32 @@ fn the_public_url_replaces_the_base_and_lifts_the_host_guard() {
         r.status, 200,
         "a proxy's Host is accepted when a public URL is set"
     );
+}
+
+const ABANDON: &str = r#"
+agent fail() -> string with prelude.throw[mcp.server_error] {
+  prelude.throw(error = mcp.server_error(message = "no"))
+}
+
+agent hold(url: string) -> string {
+  console.print(text = url)
+  let waited = for (let i in array.range(start = 0, end = 1200)) { time.sleep(milliseconds = 100) }
+  "released"
+}
+
+agent main() -> string {
+  use handler { request prelude.throw(error: mcp.server_error) -> never { break f"caught: ${error.message}" } }
+  mcp.serve(tools = { fail = fail }, subscriber = hold)
+}
+"#;
+
+#[test]
+fn a_served_throw_caught_around_serve_ends_the_serve_call() {
+    let script = scratch_script("abandon.kt", ABANDON);
+    let served = Served::start(&script, &[], &[]);
+    let r = call(&served.url, "fail", json!({}));
+    assert_eq!(r.status, 410, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], -32000);
+    let (out, err) = served.finish_with_stdout();
+    assert_eq!((out.as_str(), err.as_str()), ("caught: no\n", ""));
 }

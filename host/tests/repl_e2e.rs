@@ -380,6 +380,48 @@ fn piped_inputs_print_no_prompts_and_any_failure_gives_status_1() {
     assert_eq!(status, 1);
 }
 
+#[test]
+fn loops_over_ranges_count_without_building_the_range() {
+    let input = "for (let i in array.range(start = 3, end = 6)) { next i * 2 }\n\
+                 for (let i in array.range(start = 0, end = 100000000)) { next i }\n\
+                 for (let i in array.range(start = 0, end = 10), var t: integer = 0) { if (i == 4) { break t } else { next null with { t = t + i } } }\n\
+                 for (let i in array.range(start = 5, end = 2)) { next i }\n\
+                 {\n  for (let i in array.range(start = 0, end = 3)) { console.print(text = string.to_string(value = i)) }\n  7\n}\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(
+        stdout,
+        "[6,8,10] : array[integer]\n6 : integer | array[null]\n[] : array[integer]\n0\n1\n2\n7 : integer\n"
+    );
+    // The limit of `prelude.md` §4 still holds.
+    assert_eq!(
+        stderr,
+        "error: panic: array.range: 100000000 elements exceed the limit of 10000000\n"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn parallel_loops_over_more_elements_than_workers_keep_order_failures_and_breaks() {
+    let input = "let xs = parallel for (let i in array.range(start = 0, end = 200)) { next i * 2 }\n\
+                 for (let x in xs, var t: integer = 0) { next null with { t = t + x } } then (_) { t }\n\
+                 array.get(target = xs, index = 199)\n\
+                 parallel for (let i in array.range(start = 0, end = 200)) { if (i == 150) { next 1 / 0 } else { next i } }\n\
+                 parallel for (let i in array.range(start = 0, end = 200)) { if (i == 120) { break \"out\" } else { next \"in\" } }\n";
+    let (status, stdout, stderr) = piped(input);
+    let lines: Vec<&str> = stdout.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            "39800 : integer",
+            "398 : integer | null",
+            "\"out\" : string | array[string]"
+        ],
+        "{stdout}"
+    );
+    assert_eq!(stderr, "error: panic: division by zero\n");
+    assert_eq!(status, 1);
+}
+
 #[cfg(unix)]
 mod terminal {
     //! A session on a pseudo-terminal: stdin and stdout are both the terminal.
@@ -581,5 +623,20 @@ mod terminal {
         assert!(text.contains("\"c\"") && text.contains(".exit"), "{text}");
         assert!(!text.contains("\"b\""), "{text}");
         assert!(!text.lines().any(|l| l == "1"), "{text}");
+    }
+
+    #[test]
+    fn alt_enter_inserts_a_line_end() {
+        let mut s = start();
+        type_keys(&mut s, "let a = 1");
+        type_keys(&mut s, "\x1b\r");
+        type_keys(&mut s, "let b = 2");
+        s.send_line("").expect("enter");
+        expect(&mut s, "a : integer = 1");
+        expect(&mut s, "b : integer = 2");
+        s.send_line("a + b").expect("type");
+        expect(&mut s, "3 : integer");
+        s.send_line(".exit").expect("type");
+        s.exp_eof().expect("the REPL ends");
     }
 }

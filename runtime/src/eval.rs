@@ -36,6 +36,9 @@ fn closure(frame: &[Value], fun: crate::ir::FunId, captures: &[crate::ir::Slot])
     })
 }
 
+/// The most branches of one `parallel` form evaluated at once.
+const PARALLEL_WORKERS: usize = 64;
+
 /// The most elements `array.range` gives (`prelude.md` §4).
 const RANGE_LIMIT: f64 = 10_000_000.0;
 
@@ -989,51 +992,95 @@ impl Ctx {
         let n = branches.len();
         let mut outcomes: Vec<Option<R>> = (0..n).map(|_| None).collect();
         let base: Vec<Value> = frame.to_vec();
-        std::thread::scope(|scope| {
-            let mut handles = Vec::with_capacity(n);
-            for (i, (body, binding)) in branches.into_iter().enumerate() {
+        // A pool of workers takes the branches in order from a shared index: at most
+        // `PARALLEL_WORKERS` run at once (`language.md` §9.22 permits, not requires,
+        // concurrency), and a loop over many elements no longer starts a thread for each.
+        let workers: Vec<Ctx> = (0..n.min(PARALLEL_WORKERS))
+            .map(|_| {
                 let mut ctx = self.fork();
                 ctx.cancel = Some(cancel.clone());
-                let mut local = base.clone();
-                let cancel = cancel.clone();
+                ctx
+            })
+            .collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut broken: Option<Ctl> = None;
+        let mut unstarted: Option<String> = None;
+        std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(workers.len());
+            for mut ctx in workers {
+                let (branches, base, next, cancel) = (&branches, &base, &next, &cancel);
                 let builder = std::thread::Builder::new().stack_size(crate::BRANCH_STACK);
                 let spawned = builder.spawn_scoped(scope, move || {
-                    if let Some((pat, item)) = &binding
-                        && !ctx.bind(&mut local, pat, item)
-                    {
-                        return Err(ctx.raise_panic(m, "pattern did not match".into()));
-                    }
-                    let r = ctx.eval(m, &mut local, body);
-                    let r = match r {
-                        // A `next` aimed at this loop's iteration is its value.
-                        Err(c) => match *c {
-                            Control::Next { target, value, .. } if Some(target) == loop_id => {
-                                Ok(value)
+                    let mut done: Vec<(usize, R)> = Vec::new();
+                    loop {
+                        if cancel.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((body, binding)) = branches.get(i) else {
+                            break;
+                        };
+                        let mut local = base.clone();
+                        let r = if let Some((pat, item)) = binding
+                            && !ctx.bind(&mut local, pat, item)
+                        {
+                            Err(ctx.raise_panic(m, "pattern did not match".into()))
+                        } else {
+                            match ctx.eval(m, &mut local, body) {
+                                // A `next` aimed at this loop's iteration is its value.
+                                Err(c) if matches!(&*c, Control::Next { target, .. }
+                                    if Some(*target) == loop_id) =>
+                                {
+                                    match *c {
+                                        Control::Next { value, .. } => Ok(value),
+                                        other => Err(ctl(other)),
+                                    }
+                                }
+                                other => other,
                             }
-                            other => Err(Box::new(other)),
-                        },
-                        other => other,
-                    };
-                    if r.is_err() {
-                        cancel.store(true, Ordering::Relaxed);
+                        };
+                        if r.is_err() {
+                            cancel.store(true, Ordering::Relaxed);
+                        }
+                        done.push((i, r));
                     }
-                    r
+                    done
                 });
-                handles.push((i, spawned));
+                handles.push(spawned);
             }
-            for (i, h) in handles {
-                outcomes[i] = Some(match h {
-                    Ok(h) => h.join().unwrap_or_else(|_| {
-                        Err(ctl(Control::Failed(
-                            "internal: a parallel branch crashed".into(),
-                        )))
-                    }),
-                    Err(e) => Err(ctl(Control::Failed(
-                        format!("cannot start a parallel branch: {e}").into(),
-                    ))),
-                });
+            for h in handles {
+                match h {
+                    Ok(h) => match h.join() {
+                        Ok(done) => {
+                            for (i, r) in done {
+                                outcomes[i] = Some(r);
+                            }
+                        }
+                        Err(_) => {
+                            broken = Some(ctl(Control::Failed(
+                                "internal: a parallel branch crashed".into(),
+                            )));
+                        }
+                    },
+                    // The workers that did start take the branches of the others.
+                    Err(e) => unstarted = Some(e.to_string()),
+                }
             }
         });
+        // Branches are left undone only after a failure cancelled them, or when no worker
+        // could start.
+        if broken.is_none()
+            && !cancel.load(Ordering::Relaxed)
+            && outcomes.iter().any(Option::is_none)
+        {
+            let why = unstarted.unwrap_or_default();
+            broken = Some(ctl(Control::Failed(
+                format!("cannot start a parallel branch: {why}").into(),
+            )));
+        }
+        if let Some(b) = broken {
+            return Err(b);
+        }
         let mut values = Vec::with_capacity(n);
         let mut failure: Option<Ctl> = None;
         for o in outcomes.into_iter().flatten() {

@@ -458,6 +458,65 @@ impl InFlight {
     }
 }
 
+/// How a served call abandons its endpoint: when a handler around `serve`/`inbound` answers a
+/// request of a served call by jumping out of the handled computation (a clause's `break`), the
+/// jump is recorded here and the subscriber is stopped; the call site then continues with that
+/// jump, exactly as if the call had run there.
+#[derive(Default)]
+pub struct Abandon {
+    cancel: Arc<AtomicBool>,
+    jump: Mutex<Option<Ctl>>,
+}
+
+impl Abandon {
+    /// Records the first jump out of a served call and stops the subscriber.
+    pub fn record(&self, jump: Ctl) {
+        let mut slot = self.jump.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(jump);
+        }
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `subscriber(url = …)` on the calling thread so that a served call's jump (see
+/// [`Abandon`]) can stop it; the cancellation of an enclosing parallel branch still reaches it.
+pub fn run_subscriber(
+    ctx: &mut Ctx,
+    subscriber: &Value,
+    url: &str,
+    abandon: &Abandon,
+) -> Result<Value, Ctl> {
+    let finished = Arc::new(AtomicBool::new(false));
+    if let Some(outer) = ctx.cancel.clone() {
+        let (mine, finished) = (abandon.cancel.clone(), finished.clone());
+        let _ = std::thread::Builder::new()
+            .name("katari-subscriber-watch".into())
+            .spawn(move || {
+                while !finished.load(Ordering::Relaxed) {
+                    if outer.load(Ordering::Relaxed) {
+                        mine.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+            });
+    }
+    let saved = ctx.cancel.replace(abandon.cancel.clone());
+    let outcome = ctx.call(subscriber, vec![("url".into(), Value::str(url))]);
+    ctx.cancel = saved;
+    finished.store(true, Ordering::Relaxed);
+    match abandon
+        .jump
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
+        Some(jump) => Err(jump),
+        None => outcome,
+    }
+}
+
 // -------------------------------------------------------------------------------------------
 // Arguments of served calls
 // -------------------------------------------------------------------------------------------
@@ -558,6 +617,7 @@ struct Inbound {
     released: tokio::sync::watch::Receiver<bool>,
     machine: Arc<Machine>,
     in_flight: InFlight,
+    abandon: Arc<Abandon>,
 }
 
 /// Runs `subscriber(url = …)` while `POST <url>` calls `callback` (`prelude.md` §13); the
@@ -576,13 +636,11 @@ pub fn inbound(ctx: &mut Ctx, callback: &Value, subscriber: &Value) -> Result<Va
         released,
         machine: ctx.m.clone(),
         in_flight: InFlight::default(),
+        abandon: Arc::new(Abandon::default()),
     });
     let registration = register(RouteKind::Inbound, endpoint.clone())
         .map_err(|e| panic(format!("webhook.inbound: {e}")))?;
-    let outcome = ctx.call(
-        subscriber,
-        vec![("url".into(), Value::str(registration.url.as_str()))],
-    );
+    let outcome = run_subscriber(ctx, subscriber, &registration.url, &endpoint.abandon);
     registration.release();
     endpoint.pool.close();
     let _ = release.send(true);
@@ -613,9 +671,10 @@ impl Route for Inbound {
             }
             let (tx, rx) = tokio::sync::oneshot::channel::<Reply>();
             let callback = self.callback.clone();
+            let abandon = self.abandon.clone();
             let job = Box::new(move |ctx: &mut Ctx| {
                 let outcome = ctx.call(&callback, args);
-                let _ = tx.send(delivery_reply(ctx, outcome));
+                let _ = tx.send(delivery_reply(ctx, outcome, &abandon));
             });
             if let Err(e) = self.pool.submit(job) {
                 self.machine.host.eprint(&format!("webhook.inbound: {e}"));
@@ -639,7 +698,7 @@ fn panic_reply() -> Reply {
 
 /// The reply to a finished delivery: the redacted wire JSON of the result, of a thrown payload,
 /// or `{"error":"panic"}` (details on the host's stderr).
-fn delivery_reply(ctx: &Ctx, outcome: Result<Value, Ctl>) -> Reply {
+fn delivery_reply(ctx: &Ctx, outcome: Result<Value, Ctl>, abandon: &Abandon) -> Reply {
     let failed = |detail: &str| {
         ctx.host()
             .eprint(&format!("webhook.inbound: the callback failed: {detail}"));
@@ -665,8 +724,9 @@ fn delivery_reply(ctx: &Ctx, outcome: Result<Value, Ctl>) -> Reply {
             Control::BadAnswer { request, failures } => {
                 failed(&format!("invalid answer for {request}: {failures}"))
             }
-            Control::Return { .. } | Control::Next { .. } | Control::Break { .. } => {
-                failed("a handler around webhook.inbound jumped out of the delivery")
+            jump @ (Control::Return { .. } | Control::Next { .. } | Control::Break { .. }) => {
+                abandon.record(Box::new(jump));
+                released_reply()
             }
         },
     }

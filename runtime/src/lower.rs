@@ -82,11 +82,92 @@ struct Lowering<'a> {
     owner: (Arc<str>, u32),
 }
 
+/// Reflection metadata of the top-level callables, by qualified name: computed on first use
+/// when the machine shares the checked program ([`lower_shared`]), else up front. Building the
+/// JSON Schemas of every prelude callable was about a third of start-up, and only reflection,
+/// escalation and the run's entry ask for them.
+#[derive(Default)]
+pub struct MetadataTable {
+    entries: HashMap<Arc<str>, (DeclRef, std::sync::OnceLock<Metadata>)>,
+    source: Option<(Arc<Program>, Arc<Checked>)>,
+}
+
+impl MetadataTable {
+    /// The metadata of the callable with this qualified name.
+    pub fn get(&self, name: &str) -> Option<&Metadata> {
+        let (r, cell) = self.entries.get(name)?;
+        if let Some(m) = cell.get() {
+            return Some(m);
+        }
+        let (program, checked) = self.source.as_ref()?;
+        Some(cell.get_or_init(|| metadata_of(program, checked, *r, name)))
+    }
+}
+
+impl std::fmt::Debug for MetadataTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetadataTable")
+            .field("entries", &self.entries.len())
+            .finish()
+    }
+}
+
+/// The metadata of one top-level callable.
+fn metadata_of(program: &Program, checked: &Checked, r: DeclRef, name: &str) -> Metadata {
+    let env = CheckedEnv::new(program, checked, None);
+    let name: Arc<str> = name.into();
+    match checked.signatures.get(&r) {
+        Some(sig) => Metadata {
+            name: name.clone(),
+            description: sig.doc.clone().into(),
+            input: types::schema::input_schema(&env, &sig.param_ty()),
+            output: types::schema::schema_of(&env, &sig.ret),
+            requests: types::schema::requests_schema(
+                &env,
+                &sig.row,
+                &|req: DeclRef, args: &[GenArg]| request_sig(checked, req, args),
+            ),
+        },
+        None => Metadata {
+            name,
+            description: "".into(),
+            input: serde_json::json!({}),
+            output: serde_json::json!({}),
+            requests: serde_json::json!({}),
+        },
+    }
+}
+
 /// Lowers a checked program. `deferred` natives (declared but implemented by a later part of
-/// the runtime) panic with a clear message when called.
+/// the runtime) panic with a clear message when called. Reflection metadata is computed up
+/// front; [`lower_shared`] defers it.
 pub fn lower(
     program: &Program,
     checked: &Checked,
+    table: &NativeTable,
+    deferred: NativeFn,
+    host: Arc<dyn Host>,
+) -> Machine {
+    lower_with(program, checked, None, table, deferred, host)
+}
+
+/// [`lower()`] of a program the machine keeps, so that reflection metadata is computed only
+/// for the callables that are asked about.
+pub fn lower_shared(
+    program: &Arc<Program>,
+    checked: &Arc<Checked>,
+    table: &NativeTable,
+    deferred: NativeFn,
+    host: Arc<dyn Host>,
+) -> Machine {
+    let source = Some((program.clone(), checked.clone()));
+    lower_with(program, checked, source, table, deferred, host)
+}
+
+fn lower_with(
+    program: &Program,
+    checked: &Checked,
+    source: Option<(Arc<Program>, Arc<Checked>)>,
     table: &NativeTable,
     deferred: NativeFn,
     host: Arc<dyn Host>,
@@ -118,27 +199,21 @@ pub fn lower(
             l.top_agent(r, a);
         }
     }
-    let env = CheckedEnv::new(program, checked, None);
-    let mut metadata = HashMap::new();
+    let eager = source.is_none();
+    let mut metadata = MetadataTable {
+        entries: HashMap::new(),
+        source,
+    };
     let mut by_name = HashMap::new();
     for (r, g) in &l.global_of {
         let name: Arc<str> = checked.names.get(r).cloned().unwrap_or_default().into();
         by_name.insert(name.clone(), l.globals[g.0 as usize].clone());
-        if let Some(sig) = checked.signatures.get(r) {
-            let requests =
-                types::schema::requests_schema(&env, &sig.row, &|req: DeclRef, args: &[GenArg]| {
-                    request_sig(checked, req, args)
-                });
-            metadata.insert(
-                name.clone(),
-                Metadata {
-                    name: name.clone(),
-                    description: sig.doc.clone().into(),
-                    input: types::schema::input_schema(&env, &sig.param_ty()),
-                    output: types::schema::schema_of(&env, &sig.ret),
-                    requests,
-                },
-            );
+        if checked.signatures.contains_key(r) {
+            let cell = std::sync::OnceLock::new();
+            if eager {
+                let _ = cell.set(metadata_of(program, checked, *r, &name));
+            }
+            metadata.entries.insert(name, (*r, cell));
         }
     }
     let ctors = l

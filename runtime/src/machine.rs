@@ -75,7 +75,7 @@ pub struct Machine {
     /// Top-level callables by qualified name (the wire decoder's `$agent`).
     pub by_name: HashMap<Arc<str>, Value>,
     /// Metadata of top-level callables by qualified name.
-    pub metadata: HashMap<Arc<str>, Metadata>,
+    pub metadata: crate::lower::MetadataTable,
     /// The request index of `prelude.throw`.
     pub throw_request: Option<u32>,
     pub host: Arc<dyn Host>,
@@ -103,7 +103,7 @@ impl Machine {
             request_index: HashMap::new(),
             ctors: HashMap::new(),
             by_name: HashMap::new(),
-            metadata: HashMap::new(),
+            metadata: Default::default(),
             throw_request: None,
             host,
             interrupted: AtomicBool::new(false),

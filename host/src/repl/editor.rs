@@ -12,7 +12,9 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::FileHistory;
 use rustyline::validate::Validator;
-use rustyline::{CompletionType, Config, Context, EditMode, Editor, Helper};
+use rustyline::{
+    Cmd, CompletionType, Config, Context, EditMode, Editor, Helper, KeyCode, KeyEvent, Modifiers,
+};
 
 use super::session::{Built, COMMANDS, Next, Session};
 use super::{MORE, PROMPT};
@@ -150,6 +152,8 @@ pub fn run(session: &mut Session) {
         }
     };
     editor.set_helper(Some(ReplHelper::default()));
+    // Alt-Enter inserts a line end into the input instead of submitting it (§12.8.2).
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     session.reader = Some(Arc::new(read_answer));
     let history = history_path();
     let _ = editor.load_history(&history);

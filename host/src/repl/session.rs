@@ -57,8 +57,8 @@ struct Entry {
 
 /// A loaded and checked synthetic program.
 pub struct Built {
-    pub program: Program,
-    pub checked: Checked,
+    pub program: Arc<Program>,
+    pub checked: Arc<Checked>,
     /// The byte range of the synthetic text that the current input became: diagnostics there
     /// are shown against the input, numbered from its first line.
     region: Option<Range<usize>>,
@@ -462,7 +462,7 @@ impl Session {
             )
             .with_reader(self.reader.clone()),
         );
-        let mut machine = katari_runtime::lower::lower(
+        let mut machine = katari_runtime::lower::lower_shared(
             &program,
             &checked,
             &table,
@@ -711,8 +711,8 @@ impl Session {
         }
         program.sources = sources;
         Built {
-            program,
-            checked,
+            program: Arc::new(program),
+            checked: Arc::new(checked),
             region,
         }
     }

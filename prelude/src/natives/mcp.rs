@@ -23,7 +23,7 @@ natives! {
 }
 
 /// The descriptor of `url` and `auth` (arguments 0 and 1).
-fn descriptor(a: &Args<'_>) -> Result<Descriptor, Ctl> {
+pub(super) fn descriptor(a: &Args<'_>) -> Result<Descriptor, Ctl> {
     let url = a.str(0)?.to_string();
     let leak = || {
         panic(format!(

@@ -26,6 +26,7 @@ mod http;
 mod json;
 mod math;
 mod mcp;
+mod mcp_ext;
 mod mcp_serve;
 mod ops;
 mod record;
@@ -109,6 +110,7 @@ const MODULES: &[&[Entry]] = &[
     time::NATIVES,
     webhook::NATIVES,
     mcp::NATIVES,
+    mcp_ext::NATIVES,
     mcp_serve::NATIVES,
 ];
 

@@ -1,4 +1,5 @@
-//! `prelude.time` (`prelude.md` §16): the wall clock and sleeping that an interrupt ends.
+//! `prelude.time` (`prelude.md` §16): the wall clock and sleeping that an interrupt or a
+//! cancellation ends.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -30,8 +31,14 @@ fn sleep(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
         return Ok(Value::NULL);
     }
     let end = Instant::now() + Duration::from_secs_f64((ms / 1000.0).min(1e9));
+    // A cancelled parallel branch (or a served call whose subscriber finished) stops sleeping
+    // like an interrupted one.
+    let cancel = ctx.cancel_flag();
     loop {
-        if ctx.interrupted() {
+        let cancelled = cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
+        if ctx.interrupted() || cancelled {
             return Err(Box::new(Control::Interrupted));
         }
         let left = end.saturating_duration_since(Instant::now());

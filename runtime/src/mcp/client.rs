@@ -38,7 +38,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The most pages `tools/list` may take: a server whose cursors never end is an error.
-const MAX_PAGES: usize = 10_000;
+pub(crate) const MAX_PAGES: usize = 10_000;
 
 /// How a descriptor authenticates.
 #[derive(Debug)]
@@ -105,14 +105,14 @@ pub enum McpFailure {
 }
 
 /// One open client session.
-struct Connection {
-    peer: Peer<RoleClient>,
+pub(crate) struct Connection {
+    pub(crate) peer: Peer<RoleClient>,
     /// The running service, kept so that it can be closed at exit; calls use `peer`.
     service: tokio::sync::Mutex<RunningService<RoleClient, ClientConfig>>,
     /// The request timeout of this server.
-    call_timeout: Duration,
+    pub(crate) call_timeout: Duration,
     /// The OAuth credential, for the refresh after a 401.
-    oauth: Option<String>,
+    pub(crate) oauth: Option<String>,
 }
 
 /// A cache entry: concurrent first calls wait on the same connect.
@@ -148,7 +148,7 @@ fn call_timeout() -> Duration {
     *T
 }
 
-fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{s} s")
@@ -203,7 +203,7 @@ pub(crate) fn explain(e: &(dyn StdError + 'static)) -> String {
 }
 
 /// Whether an error (or one of its sources) is an HTTP 401.
-fn unauthorized(e: &(dyn StdError + 'static)) -> bool {
+pub(crate) fn unauthorized(e: &(dyn StdError + 'static)) -> bool {
     let mut current = Some(e);
     while let Some(e) = current {
         if e.downcast_ref::<AuthRequiredError>().is_some()
@@ -405,7 +405,7 @@ async fn http_once(
 }
 
 /// The message for an OAuth descriptor without a credential store.
-fn no_credential(url: &str, name: &str) -> McpFailure {
+pub(crate) fn no_credential(url: &str, name: &str) -> McpFailure {
     McpFailure::Auth(format!(
         "MCP server '{url}' needs you to log in: there is no credential named '{name}'.\nRun: katari mcp login --url {url} --name {name}"
     ))
@@ -487,11 +487,12 @@ async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
             if let Some(parent) = path.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
-            match std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-            {
+            let mut options = std::fs::OpenOptions::new();
+            options.create(true).append(true);
+            // The server's stderr may echo its environment: owner-only, like every katari file.
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            match options.open(path) {
                 Ok(file) => std::process::Stdio::from(file),
                 Err(_) => std::process::Stdio::null(),
             }
@@ -507,11 +508,15 @@ async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
                 explain(&e)
             ))
         })?;
+    let log = match stderr_log {
+        Some(path) => format!(" (its stderr is in {})", path.display()),
+        None => String::new(),
+    };
     rmcp::serve_client(client_config(), process)
         .await
         .map_err(|e| {
             McpFailure::Server(format!(
-                "cannot connect to MCP server '{name}': {}",
+                "cannot connect to MCP server '{name}': {}{log}",
                 explain(&e)
             ))
         })
@@ -554,7 +559,7 @@ async fn connect(
 /// read the host's configuration) only when connecting, never per call. Connects run as tasks
 /// of their own on the reactor, so a connect shared by several callers is not abandoned when
 /// the first of them is interrupted.
-async fn connection(
+pub(crate) async fn connection(
     d: &Arc<Descriptor>,
     host: &Arc<dyn Host>,
 ) -> Result<Arc<Connection>, McpFailure> {
@@ -584,7 +589,7 @@ async fn connection(
 
 /// Drops the cached connection of `d` if it is still `conn`, so the next call reconnects. The
 /// connection is closed on the reactor (which also stops a child process).
-fn evict(d: &Descriptor, conn: &Arc<Connection>) {
+pub(crate) fn evict(d: &Descriptor, conn: &Arc<Connection>) {
     let removed = {
         let mut map = cache();
         let current = map

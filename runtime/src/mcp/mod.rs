@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod blob;
 pub mod client;
+pub mod ext;
 pub mod oauth;
 pub mod serve;
 pub mod sse;

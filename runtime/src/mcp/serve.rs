@@ -35,6 +35,7 @@ struct Endpoint {
     /// The program, for decoding arguments.
     machine: Arc<crate::machine::Machine>,
     in_flight: listener::InFlight,
+    abandon: Arc<listener::Abandon>,
     /// Reports served-side failures (panics) on the host's stderr.
     host: Arc<dyn crate::machine::Host>,
 }
@@ -92,13 +93,11 @@ pub fn serve(
         machine: ctx.m.clone(),
         host: ctx.m.host.clone(),
         in_flight: listener::InFlight::default(),
+        abandon: Arc::new(listener::Abandon::default()),
     });
     let registration = listener::register(RouteKind::Mcp, endpoint.clone())
         .map_err(|e| panic(format!("mcp.serve: {e}")))?;
-    let outcome = ctx.call(
-        subscriber,
-        vec![("url".into(), Value::str(registration.url.as_str()))],
-    );
+    let outcome = listener::run_subscriber(ctx, subscriber, &registration.url, &endpoint.abandon);
     registration.release();
     endpoint.pool.close();
     let _ = release.send(true);
@@ -241,10 +240,11 @@ impl Endpoint {
         let callee = tool.callee.clone();
         let tool_name = tool.name.clone();
         let host = self.host.clone();
+        let abandon = self.abandon.clone();
         let reply_id = id.to_string();
         let job = Box::new(move |ctx: &mut Ctx| {
             let outcome = ctx.call(&callee, args);
-            let reply = reply(&reply_id, &tool_name, outcome, &*host);
+            let reply = reply(&reply_id, &tool_name, outcome, &*host, &abandon);
             let _ = tx.send(reply);
         });
         if let Err(e) = self.pool.submit(job) {
@@ -266,6 +266,7 @@ fn reply(
     tool: &str,
     outcome: Result<Value, Ctl>,
     host: &dyn crate::machine::Host,
+    abandon: &listener::Abandon,
 ) -> Reply {
     let failed = |detail: &str| {
         host.eprint(&format!("mcp.serve: tool \"{tool}\" failed: {detail}"));
@@ -306,8 +307,9 @@ fn reply(
             Control::BadAnswer { request, failures } => {
                 failed(&format!("invalid answer for {request}: {failures}"))
             }
-            Control::Return { .. } | Control::Next { .. } | Control::Break { .. } => {
-                failed("a handler around mcp.serve jumped out of the served call")
+            jump @ (Control::Return { .. } | Control::Next { .. } | Control::Break { .. }) => {
+                abandon.record(Box::new(jump));
+                gone(id)
             }
         },
     }
