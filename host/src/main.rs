@@ -37,7 +37,9 @@ fn main() -> ExitCode {
             if let Err(code) = config() {
                 return code;
             }
-            ExitCode::from(repl::run(true, stderr_color))
+            let status = repl::run(true, stderr_color);
+            katari_runtime::mcp::client::shutdown();
+            ExitCode::from(status)
         }
         None => {
             let _ = io::stderr().write_all(cli::usage().as_bytes());
@@ -48,7 +50,9 @@ fn main() -> ExitCode {
                 return code;
             }
             let terminal = io::stdin().is_terminal() && io::stdout().is_terminal();
-            ExitCode::from(repl::run(terminal, stderr_color))
+            let status = repl::run(terminal, stderr_color);
+            katari_runtime::mcp::client::shutdown();
+            ExitCode::from(status)
         }
         Some(Command::Run(args)) => {
             if let Err(code) = config() {
@@ -64,7 +68,10 @@ fn main() -> ExitCode {
                 json: args.json,
                 color: stderr_color,
             };
-            ExitCode::from(run::run(&opts))
+            let status = run::run(&opts);
+            // Configured stdio servers are stopped before the process ends (`host.md` §9.1.4).
+            katari_runtime::mcp::client::shutdown();
+            ExitCode::from(status)
         }
         Some(Command::Mcp { command }) => ExitCode::from(login::run(command)),
         Some(Command::Config { command }) => {

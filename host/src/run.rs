@@ -512,6 +512,7 @@ fn end_interrupted(at_prompt: bool) {
         }
         let _ = writeln!(err, "error: interrupted");
         let _ = err.flush();
+        katari_runtime::mcp::client::shutdown();
         std::process::exit(130);
     }
 }

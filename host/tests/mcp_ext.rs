@@ -295,11 +295,14 @@ agent main() -> string with io {
     attempt(body = agent () -> string with io | prelude.throw[mcp.server_error | mcp.auth_error] {
       messages(values = mcp.prompt(url = "URL", auth = auth, name = "simple-prompt"))
     }),
+    attempt(body = agent () -> string with io | prelude.throw[mcp.server_error | mcp.auth_error] {
+      messages(values = mcp.prompt(url = "URL", auth = auth, name = "resource-prompt", arguments = { resourceType = "Blob", resourceId = "3" }))
+    }),
   ], separator = "\n")
 }
 "#,
     );
-    assert_eq!(lines.len(), 9, "{lines:#?}");
+    assert_eq!(lines.len(), 10, "{lines:#?}");
     assert_eq!(
         lines[0],
         "simple-prompt() args-prompt(city!,state?) completable-prompt(department!,name!) resource-prompt(resourceType!,resourceId!)"
@@ -343,6 +346,20 @@ agent main() -> string with io {
         parts[1]
     );
     assert!(lines[8].starts_with("user text null "), "{}", lines[8]);
+    // An embedded blob resource becomes a file holding the server's bytes.
+    let parts: Vec<&str> = lines[9].split(" | ").collect();
+    assert_eq!(parts.len(), 2, "{}", lines[9]);
+    let data = parts[1]
+        .strip_prefix(r#"user resource "demo://resource/dynamic/blob/3" file text/plain "#)
+        .unwrap_or_else(|| panic!("{}", parts[1]));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("the file's bytes as base64");
+    assert!(
+        bytes.starts_with(b"Resource 3: This is a base64 blob created at "),
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
 }
 
 // -------------------------------------------------------------------------------------------

@@ -266,7 +266,7 @@ fn let_values_survive_new_declarations_and_failures() {
                  1 / 0\n\
                  let c = { console.print(text = \"c\"); { first = a, second = twice(n = 4) } }\n\
                  string.to_string(value = f(k = c.second)) ++ b\n";
-    let (status, stdout, stderr) = piped(&input);
+    let (status, stdout, stderr) = piped(input);
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
         lines[0].starts_with("f : agent (k: integer) -> integer = {\"$closure\":"),

@@ -596,506 +596,509 @@ where
     // ------------------------------------------------------------------------------------
     // Expressions, blocks and statements
     // ------------------------------------------------------------------------------------
-    let mut expr = Recursive::declare();
-    let mut block = Recursive::declare();
-    let mut agent_decl = Recursive::declare();
-
     let sep = nl.clone().or(just(Token::Semi)).repeated().at_least(1);
-    let var_binding = just(Token::Var)
-        .ignore_then(ident)
-        .then(just(Token::Colon).ignore_then(ty.clone()).or_not())
-        .then_ignore(just(Token::Eq))
-        .then(expr.clone())
-        .map_with(|((name, ty), init), e| VarBinding {
-            name,
-            ty,
-            init,
-            span: span(e.span()),
-        })
-        .boxed();
-    let then_clause = just(Token::Then)
-        .ignore_then(
-            pattern
-                .clone()
-                .delimited_by(just(Token::LParen), just(Token::RParen))
-                .or_not(),
-        )
-        .then(block.clone())
-        .map_with(|(pattern, body), e| ThenClause {
-            pattern,
-            body,
-            span: span(e.span()),
-        })
-        .boxed();
-    let for_head = just(Token::Let)
-        .or_not()
-        .ignore_then(pattern.clone())
-        .then_ignore(just(Token::In))
-        .then(expr.clone())
-        .then(
-            just(Token::Comma)
-                .ignore_then(var_binding.clone())
-                .repeated()
-                .collect::<Vec<_>>(),
-        )
-        .then_ignore(just(Token::Comma).or_not())
-        .delimited_by(just(Token::LParen), just(Token::RParen));
-    let for_rest = for_head
-        .then(block.clone())
-        .then(then_clause.clone().or_not())
-        .map(|((((pattern, source), vars), body), then)| (pattern, source, vars, body, then))
-        .boxed();
-    let clause = just(Token::Request)
-        .ignore_then(ident)
-        .then(just(Token::Dot).ignore_then(ident).or_not())
-        .then(type_args.clone().or_not())
-        .then(binding_params.clone())
-        .then(just(Token::Arrow).ignore_then(ty.clone()).or_not())
-        .then(block.clone())
-        .map_with(|(((((first, second), type_args), params), ret), body), e| {
-            let (qualifier, name) = match second {
-                Some(name) => (Some(first), name),
-                None => (None, first),
-            };
-            Clause {
-                qualifier,
-                name,
-                type_args,
-                params,
-                ret,
-                body,
-                span: span(e.span()),
-            }
-        });
-    let handler_rest = type_args
-        .clone()
-        .or_not()
-        .then(
-            var_binding
-                .clone()
-                .separated_by(just(Token::Comma))
-                .allow_trailing()
-                .collect::<Vec<_>>()
-                .delimited_by(just(Token::LParen), just(Token::RParen))
-                .or_not(),
-        )
-        .then(
-            clause
-                .repeated()
-                .collect::<Vec<_>>()
-                .delimited_by(just(Token::LBrace), just(Token::RBrace)),
-        )
-        .then(then_clause.clone().or_not())
-        .map(|(((type_args, vars), clauses), then)| {
-            (type_args, vars.unwrap_or_default(), clauses, then)
-        })
-        .boxed();
+    // Agents contain blocks, blocks contain expressions and local agents, expressions contain
+    // blocks: three nested `recursive` definitions, whose inner handles are weak references.
+    // (`Recursive::declare` + `define` made strong reference cycles that leaked every parser.)
+    let agent_decl = recursive(|agent_decl| {
+        let block = recursive(|block| {
+            let expr = recursive(|expr| {
+                let var_binding = just(Token::Var)
+                    .ignore_then(ident)
+                    .then(just(Token::Colon).ignore_then(ty.clone()).or_not())
+                    .then_ignore(just(Token::Eq))
+                    .then(expr.clone())
+                    .map_with(|((name, ty), init), e| VarBinding {
+                        name,
+                        ty,
+                        init,
+                        span: span(e.span()),
+                    })
+                    .boxed();
+                let then_clause = just(Token::Then)
+                    .ignore_then(
+                        pattern
+                            .clone()
+                            .delimited_by(just(Token::LParen), just(Token::RParen))
+                            .or_not(),
+                    )
+                    .then(block.clone())
+                    .map_with(|(pattern, body), e| ThenClause {
+                        pattern,
+                        body,
+                        span: span(e.span()),
+                    })
+                    .boxed();
+                let for_head = just(Token::Let)
+                    .or_not()
+                    .ignore_then(pattern.clone())
+                    .then_ignore(just(Token::In))
+                    .then(expr.clone())
+                    .then(
+                        just(Token::Comma)
+                            .ignore_then(var_binding.clone())
+                            .repeated()
+                            .collect::<Vec<_>>(),
+                    )
+                    .then_ignore(just(Token::Comma).or_not())
+                    .delimited_by(just(Token::LParen), just(Token::RParen));
+                let for_rest = for_head
+                    .then(block.clone())
+                    .then(then_clause.clone().or_not())
+                    .map(|((((pattern, source), vars), body), then)| {
+                        (pattern, source, vars, body, then)
+                    })
+                    .boxed();
+                let clause = just(Token::Request)
+                    .ignore_then(ident)
+                    .then(just(Token::Dot).ignore_then(ident).or_not())
+                    .then(type_args.clone().or_not())
+                    .then(binding_params.clone())
+                    .then(just(Token::Arrow).ignore_then(ty.clone()).or_not())
+                    .then(block.clone())
+                    .map_with(|(((((first, second), type_args), params), ret), body), e| {
+                        let (qualifier, name) = match second {
+                            Some(name) => (Some(first), name),
+                            None => (None, first),
+                        };
+                        Clause {
+                            qualifier,
+                            name,
+                            type_args,
+                            params,
+                            ret,
+                            body,
+                            span: span(e.span()),
+                        }
+                    });
+                let handler_rest = type_args
+                    .clone()
+                    .or_not()
+                    .then(
+                        var_binding
+                            .clone()
+                            .separated_by(just(Token::Comma))
+                            .allow_trailing()
+                            .collect::<Vec<_>>()
+                            .delimited_by(just(Token::LParen), just(Token::RParen))
+                            .or_not(),
+                    )
+                    .then(
+                        clause
+                            .repeated()
+                            .collect::<Vec<_>>()
+                            .delimited_by(just(Token::LBrace), just(Token::RBrace)),
+                    )
+                    .then(then_clause.clone().or_not())
+                    .map(|(((type_args, vars), clauses), then)| {
+                        (type_args, vars.unwrap_or_default(), clauses, then)
+                    })
+                    .boxed();
 
-    let items = expr
-        .clone()
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::LBracket), just(Token::RBracket))
-        .boxed();
+                let items = expr
+                    .clone()
+                    .separated_by(just(Token::Comma))
+                    .allow_trailing()
+                    .collect::<Vec<_>>()
+                    .delimited_by(just(Token::LBracket), just(Token::RBracket))
+                    .boxed();
 
-    let literal = select! {
-        Token::Int(s) => LitKind::Int(s.parse::<f64>().unwrap_or(f64::INFINITY)),
-        Token::Number(s) => LitKind::Number(s.parse::<f64>().unwrap_or(f64::INFINITY)),
-        Token::Str(s) => LitKind::Str(s),
-        Token::True => LitKind::Bool(true),
-        Token::False => LitKind::Bool(false),
-        Token::Null => LitKind::Null,
-    }
-    .map(ExprKind::Lit);
+                let literal = select! {
+                    Token::Int(s) => LitKind::Int(s.parse::<f64>().unwrap_or(f64::INFINITY)),
+                    Token::Number(s) => LitKind::Number(s.parse::<f64>().unwrap_or(f64::INFINITY)),
+                    Token::Str(s) => LitKind::Str(s),
+                    Token::True => LitKind::Bool(true),
+                    Token::False => LitKind::Bool(false),
+                    Token::Null => LitKind::Null,
+                }
+                .map(ExprKind::Lit);
 
-    let template_part =
+                let template_part =
         select! { Token::TemplateChunk(s) = e => TemplatePart::Text(s, span(e.span())) }.or(expr
             .clone()
             .delimited_by(just(Token::InterpOpen), just(Token::InterpClose))
             .map(TemplatePart::Interp));
-    let template = template_part
-        .repeated()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::TemplateStart), just(Token::TemplateEnd))
-        .map(ExprKind::Template);
+                let template = template_part
+                    .repeated()
+                    .collect::<Vec<_>>()
+                    .delimited_by(just(Token::TemplateStart), just(Token::TemplateEnd))
+                    .map(ExprKind::Template);
 
-    let if_expr = recursive(|if_expr| {
-        just(Token::If)
-            .ignore_then(
-                expr.clone()
-                    .delimited_by(just(Token::LParen), just(Token::RParen)),
-            )
-            .then(block.clone())
-            .then(
-                just(Token::Else)
+                let if_expr = recursive(|if_expr| {
+                    just(Token::If)
+                        .ignore_then(
+                            expr.clone()
+                                .delimited_by(just(Token::LParen), just(Token::RParen)),
+                        )
+                        .then(block.clone())
+                        .then(
+                            just(Token::Else)
+                                .ignore_then(
+                                    block
+                                        .clone()
+                                        .map_with(|b, e| Expr {
+                                            kind: ExprKind::Block(b),
+                                            span: span(e.span()),
+                                        })
+                                        .or(if_expr),
+                                )
+                                .or_not(),
+                        )
+                        .map_with(|((cond, then), otherwise), e| Expr {
+                            kind: ExprKind::If {
+                                cond: Box::new(cond),
+                                then,
+                                otherwise: otherwise.map(Box::new),
+                            },
+                            span: span(e.span()),
+                        })
+                        .boxed()
+                });
+
+                let arm = just(Token::Case)
+                    .ignore_then(pattern.clone())
+                    .then_ignore(just(Token::Arrow))
+                    .then(expr.clone())
+                    .map_with(|(pattern, body), e| Arm {
+                        pattern,
+                        body,
+                        span: span(e.span()),
+                    });
+                let match_expr = just(Token::Match)
                     .ignore_then(
-                        block
-                            .clone()
-                            .map_with(|b, e| Expr {
-                                kind: ExprKind::Block(b),
-                                span: span(e.span()),
-                            })
-                            .or(if_expr),
+                        expr.clone()
+                            .delimited_by(just(Token::LParen), just(Token::RParen)),
                     )
-                    .or_not(),
-            )
-            .map_with(|((cond, then), otherwise), e| Expr {
-                kind: ExprKind::If {
-                    cond: Box::new(cond),
-                    then,
-                    otherwise: otherwise.map(Box::new),
-                },
-                span: span(e.span()),
-            })
-            .boxed()
-    });
+                    .then(
+                        arm.repeated()
+                            .collect::<Vec<_>>()
+                            .delimited_by(just(Token::LBrace), just(Token::RBrace)),
+                    )
+                    .map(|(subject, arms)| ExprKind::Match {
+                        subject: Box::new(subject),
+                        arms,
+                    });
 
-    let arm = just(Token::Case)
-        .ignore_then(pattern.clone())
-        .then_ignore(just(Token::Arrow))
-        .then(expr.clone())
-        .map_with(|(pattern, body), e| Arm {
-            pattern,
-            body,
-            span: span(e.span()),
-        });
-    let match_expr = just(Token::Match)
-        .ignore_then(
-            expr.clone()
-                .delimited_by(just(Token::LParen), just(Token::RParen)),
-        )
-        .then(
-            arm.repeated()
-                .collect::<Vec<_>>()
-                .delimited_by(just(Token::LBrace), just(Token::RBrace)),
-        )
-        .map(|(subject, arms)| ExprKind::Match {
-            subject: Box::new(subject),
-            arms,
-        });
-
-    let for_expr = just(Token::For).ignore_then(for_rest.clone()).map(
-        |(pattern, source, vars, body, then)| {
-            ExprKind::For(Box::new(ForExpr {
-                parallel: false,
-                pattern,
-                source,
-                vars,
-                body,
-                then,
-            }))
-        },
-    );
-    let handler_expr = just(Token::Handler).ignore_then(handler_rest.clone()).map(
-        |(type_args, vars, clauses, then)| {
-            ExprKind::Handler(Box::new(HandlerExpr {
-                parallel: false,
-                type_args,
-                vars,
-                clauses,
-                then,
-            }))
-        },
-    );
-    let parallel_expr = just(Token::Parallel).ignore_then(choice((
-        items.clone().map(ExprKind::ParallelTuple),
-        just(Token::For)
-            .ignore_then(for_rest)
-            .map(|(pattern, source, vars, body, then)| {
-                ExprKind::For(Box::new(ForExpr {
-                    parallel: true,
-                    pattern,
-                    source,
-                    vars,
-                    body,
-                    then,
-                }))
-            }),
-        just(Token::Handler)
-            .ignore_then(handler_rest)
-            .map(|(type_args, vars, clauses, then)| {
-                ExprKind::Handler(Box::new(HandlerExpr {
-                    parallel: true,
-                    type_args,
-                    vars,
-                    clauses,
-                    then,
-                }))
-            }),
-    )));
-
-    let agent_expr = word("private")
-        .or_not()
-        .then_ignore(just(Token::Agent))
-        .then(binding_params.clone())
-        .then(just(Token::Arrow).ignore_then(ty.clone()).or_not())
-        .then(just(Token::With).ignore_then(ty.clone()).or_not())
-        .then(block.clone())
-        .map(|((((private, params), ret), effects), body)| {
-            ExprKind::Agent(Box::new(AgentExpr {
-                private: private.is_some(),
-                params,
-                ret,
-                effects,
-                body,
-            }))
-        });
-
-    let entry_key = ident.map(|i| (i.text, i.span)).or(string);
-    let entry = entry_key
-        .then_ignore(just(Token::Eq))
-        .then(expr.clone())
-        .map_with(|((key, key_span), value), e| Entry {
-            key,
-            key_span,
-            value,
-            span: span(e.span()),
-        });
-    let record = entry
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::LBrace), just(Token::RBrace))
-        .map(ExprKind::Record);
-
-    let primary = choice((
-        literal,
-        template,
-        if_expr.clone().map(|e: Expr| e.kind),
-        match_expr,
-        for_expr,
-        parallel_expr,
-        handler_expr,
-        agent_expr,
-        items.clone().map(ExprKind::Tuple),
-        expr.clone()
-            .delimited_by(just(Token::LParen), just(Token::RParen))
-            .map(|e: Expr| e.kind),
-        record,
-        block.clone().map(ExprKind::Block),
-        ident.map(ExprKind::Name),
-    ))
-    .map_with(|kind, e| Expr {
-        kind,
-        span: span(e.span()),
-    })
-    .labelled("an expression")
-    .boxed();
-
-    enum Postfix {
-        Call(Vec<Arg>),
-        TypeArgs(Vec<Type>),
-        Field(Ident),
-    }
-    let arg = ident
-        .then_ignore(just(Token::Eq))
-        .then(just(Token::Underscore).to(None).or(expr.clone().map(Some)))
-        .map_with(|(label, value), e| Arg {
-            label,
-            value,
-            span: span(e.span()),
-        });
-    let call_suffix = arg
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::LParen), just(Token::RParen));
-    let postfix = primary
-        .foldl_with(
-            choice((
-                call_suffix.map(Postfix::Call),
-                type_args.clone().map(Postfix::TypeArgs),
-                just(Token::Dot).ignore_then(ident).map(Postfix::Field),
-            ))
-            .repeated(),
-            |target, suffix, e| {
-                let kind = match suffix {
-                    Postfix::Call(args) => ExprKind::Call {
-                        callee: Box::new(target),
-                        args,
+                let for_expr = just(Token::For).ignore_then(for_rest.clone()).map(
+                    |(pattern, source, vars, body, then)| {
+                        ExprKind::For(Box::new(ForExpr {
+                            parallel: false,
+                            pattern,
+                            source,
+                            vars,
+                            body,
+                            then,
+                        }))
                     },
-                    Postfix::TypeArgs(args) => ExprKind::TypeApply {
-                        callee: Box::new(target),
-                        args,
+                );
+                let handler_expr = just(Token::Handler).ignore_then(handler_rest.clone()).map(
+                    |(type_args, vars, clauses, then)| {
+                        ExprKind::Handler(Box::new(HandlerExpr {
+                            parallel: false,
+                            type_args,
+                            vars,
+                            clauses,
+                            then,
+                        }))
                     },
-                    Postfix::Field(field) => ExprKind::Field {
-                        target: Box::new(target),
-                        field,
-                    },
-                };
-                Expr {
+                );
+                let parallel_expr = just(Token::Parallel).ignore_then(choice((
+                    items.clone().map(ExprKind::ParallelTuple),
+                    just(Token::For).ignore_then(for_rest).map(
+                        |(pattern, source, vars, body, then)| {
+                            ExprKind::For(Box::new(ForExpr {
+                                parallel: true,
+                                pattern,
+                                source,
+                                vars,
+                                body,
+                                then,
+                            }))
+                        },
+                    ),
+                    just(Token::Handler).ignore_then(handler_rest).map(
+                        |(type_args, vars, clauses, then)| {
+                            ExprKind::Handler(Box::new(HandlerExpr {
+                                parallel: true,
+                                type_args,
+                                vars,
+                                clauses,
+                                then,
+                            }))
+                        },
+                    ),
+                )));
+
+                let agent_expr = word("private")
+                    .or_not()
+                    .then_ignore(just(Token::Agent))
+                    .then(binding_params.clone())
+                    .then(just(Token::Arrow).ignore_then(ty.clone()).or_not())
+                    .then(just(Token::With).ignore_then(ty.clone()).or_not())
+                    .then(block.clone())
+                    .map(|((((private, params), ret), effects), body)| {
+                        ExprKind::Agent(Box::new(AgentExpr {
+                            private: private.is_some(),
+                            params,
+                            ret,
+                            effects,
+                            body,
+                        }))
+                    });
+
+                let entry_key = ident.map(|i| (i.text, i.span)).or(string);
+                let entry = entry_key
+                    .then_ignore(just(Token::Eq))
+                    .then(expr.clone())
+                    .map_with(|((key, key_span), value), e| Entry {
+                        key,
+                        key_span,
+                        value,
+                        span: span(e.span()),
+                    });
+                let record = entry
+                    .separated_by(just(Token::Comma))
+                    .allow_trailing()
+                    .collect::<Vec<_>>()
+                    .delimited_by(just(Token::LBrace), just(Token::RBrace))
+                    .map(ExprKind::Record);
+
+                let primary = choice((
+                    literal,
+                    template,
+                    if_expr.clone().map(|e: Expr| e.kind),
+                    match_expr,
+                    for_expr,
+                    parallel_expr,
+                    handler_expr,
+                    agent_expr,
+                    items.clone().map(ExprKind::Tuple),
+                    expr.clone()
+                        .delimited_by(just(Token::LParen), just(Token::RParen))
+                        .map(|e: Expr| e.kind),
+                    record,
+                    block.clone().map(ExprKind::Block),
+                    ident.map(ExprKind::Name),
+                ))
+                .map_with(|kind, e| Expr {
                     kind,
                     span: span(e.span()),
-                }
-            },
-        )
-        .boxed();
+                })
+                .labelled("an expression")
+                .boxed();
 
-    let prefix_op = just(Token::Bang)
-        .to(UnOp::Not)
-        .or(just(Token::Minus).to(UnOp::Neg))
-        .map_with(|op, e| (op, e.span()));
-    let prefix = prefix_op
-        .repeated()
-        .foldr(postfix, |(op, op_span), operand: Expr| {
-            let whole = span(op_span).to(operand.span);
-            Expr {
-                kind: ExprKind::Unary {
-                    op,
-                    operand: Box::new(operand),
-                },
-                span: whole,
-            }
-        });
-
-    fn binary<'t, 's: 't, I, P, Q>(
-        operand: P,
-        ops: Q,
-    ) -> impl Parser<'t, I, Expr, Extra<'t, 's>> + Clone
-    where
-        I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
-        P: Parser<'t, I, Expr, Extra<'t, 's>> + Clone + 't,
-        Q: Parser<'t, I, BinOp, Extra<'t, 's>> + Clone + 't,
-    {
-        operand
-            .clone()
-            .foldl(ops.then(operand).repeated(), |left, (op, right)| {
-                let whole = left.span.to(right.span);
-                Expr {
-                    kind: ExprKind::Binary {
-                        op,
-                        left: Box::new(left),
-                        right: Box::new(right),
-                    },
-                    span: whole,
+                enum Postfix {
+                    Call(Vec<Arg>),
+                    TypeArgs(Vec<Type>),
+                    Field(Ident),
                 }
-            })
-            .boxed()
-    }
-    let mul = binary(
-        prefix,
-        choice((
-            just(Token::Star).to(BinOp::Mul),
-            just(Token::Slash).to(BinOp::Div),
-            just(Token::Percent).to(BinOp::Mod),
-        )),
-    );
-    let add = binary(
-        mul,
-        choice((
-            just(Token::PlusPlus).to(BinOp::Concat),
-            just(Token::Plus).to(BinOp::Add),
-            just(Token::Minus).to(BinOp::Sub),
-        )),
-    );
-    let rel = binary(
-        add,
-        choice((
-            just(Token::Lt).to(BinOp::Lt),
-            just(Token::Le).to(BinOp::Le),
-            just(Token::Gt).to(BinOp::Gt),
-            just(Token::Ge).to(BinOp::Ge),
-        )),
-    );
-    let eq = binary(
-        rel,
-        just(Token::EqEq)
-            .to(BinOp::Eq)
-            .or(just(Token::NotEq).to(BinOp::NotEq)),
-    );
-    let and = binary(eq, just(Token::AndAnd).to(BinOp::And));
-    let or = binary(and, just(Token::OrOr).to(BinOp::Or));
-    expr.define(or);
-
-    // Block items.
-    let modifier = ident
-        .then_ignore(just(Token::Eq))
-        .then(expr.clone())
-        .map_with(|(name, value), e| Modifier {
-            name,
-            value,
-            span: span(e.span()),
-        });
-    let let_or_use = just(Token::Let)
-        .ignore_then(pattern.clone())
-        .then_ignore(just(Token::Eq))
-        .then(
-            just(Token::Use)
-                .ignore_then(expr.clone())
-                .map(|p| (true, p))
-                .or(expr.clone().map(|v| (false, v))),
-        )
-        .map(|(pattern, (is_use, value))| {
-            if is_use {
-                ItemKind::Use {
-                    binder: Some(pattern),
-                    provider: value,
-                }
-            } else {
-                ItemKind::Let { pattern, value }
-            }
-        });
-    let use_stmt = just(Token::Use)
-        .ignore_then(expr.clone())
-        .map(|provider| ItemKind::Use {
-            binder: None,
-            provider,
-        });
-    let return_stmt = just(Token::Return)
-        .ignore_then(expr.clone().or_not())
-        .map(ItemKind::Return);
-    let next_stmt = just(Token::Next)
-        .ignore_then(expr.clone().or_not())
-        .then(
-            just(Token::With)
-                .ignore_then(
-                    modifier
-                        .separated_by(just(Token::Comma))
-                        .allow_trailing()
-                        .collect::<Vec<_>>()
-                        .delimited_by(just(Token::LBrace), just(Token::RBrace)),
-                )
-                .or_not(),
-        )
-        .map(|(value, updates)| ItemKind::Next { value, updates });
-    let break_stmt = just(Token::Break)
-        .ignore_then(expr.clone().or_not())
-        .map(ItemKind::Break);
-    let local_agent = agent_decl.clone().map(|d| ItemKind::Agent(Box::new(d)));
-    let item = choice((
-        let_or_use,
-        use_stmt,
-        local_agent,
-        return_stmt,
-        next_stmt,
-        break_stmt,
-        expr.clone().map(ItemKind::Expr),
-    ))
-    .map_with(|kind, e| Item {
-        kind,
-        span: span(e.span()),
-    })
-    .labelled("a statement or expression")
-    .boxed();
-    block.define(
-        just(Token::BlockOpen)
-            .ignore_then(sep.clone().or_not())
-            .ignore_then(
-                item.separated_by(sep.clone())
+                let arg = ident
+                    .then_ignore(just(Token::Eq))
+                    .then(just(Token::Underscore).to(None).or(expr.clone().map(Some)))
+                    .map_with(|(label, value), e| Arg {
+                        label,
+                        value,
+                        span: span(e.span()),
+                    });
+                let call_suffix = arg
+                    .separated_by(just(Token::Comma))
                     .allow_trailing()
-                    .collect::<Vec<_>>(),
-            )
-            .then_ignore(just(Token::RBrace))
-            .map_with(|items, e| Block {
-                items,
+                    .collect::<Vec<_>>()
+                    .delimited_by(just(Token::LParen), just(Token::RParen));
+                let postfix = primary
+                    .foldl_with(
+                        choice((
+                            call_suffix.map(Postfix::Call),
+                            type_args.clone().map(Postfix::TypeArgs),
+                            just(Token::Dot).ignore_then(ident).map(Postfix::Field),
+                        ))
+                        .repeated(),
+                        |target, suffix, e| {
+                            let kind = match suffix {
+                                Postfix::Call(args) => ExprKind::Call {
+                                    callee: Box::new(target),
+                                    args,
+                                },
+                                Postfix::TypeArgs(args) => ExprKind::TypeApply {
+                                    callee: Box::new(target),
+                                    args,
+                                },
+                                Postfix::Field(field) => ExprKind::Field {
+                                    target: Box::new(target),
+                                    field,
+                                },
+                            };
+                            Expr {
+                                kind,
+                                span: span(e.span()),
+                            }
+                        },
+                    )
+                    .boxed();
+
+                let prefix_op = just(Token::Bang)
+                    .to(UnOp::Not)
+                    .or(just(Token::Minus).to(UnOp::Neg))
+                    .map_with(|op, e| (op, e.span()));
+                let prefix = prefix_op
+                    .repeated()
+                    .foldr(postfix, |(op, op_span), operand: Expr| {
+                        let whole = span(op_span).to(operand.span);
+                        Expr {
+                            kind: ExprKind::Unary {
+                                op,
+                                operand: Box::new(operand),
+                            },
+                            span: whole,
+                        }
+                    });
+
+                fn binary<'t, 's: 't, I, P, Q>(
+                    operand: P,
+                    ops: Q,
+                ) -> impl Parser<'t, I, Expr, Extra<'t, 's>> + Clone
+                where
+                    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+                    P: Parser<'t, I, Expr, Extra<'t, 's>> + Clone + 't,
+                    Q: Parser<'t, I, BinOp, Extra<'t, 's>> + Clone + 't,
+                {
+                    operand
+                        .clone()
+                        .foldl(ops.then(operand).repeated(), |left, (op, right)| {
+                            let whole = left.span.to(right.span);
+                            Expr {
+                                kind: ExprKind::Binary {
+                                    op,
+                                    left: Box::new(left),
+                                    right: Box::new(right),
+                                },
+                                span: whole,
+                            }
+                        })
+                        .boxed()
+                }
+                let mul = binary(
+                    prefix,
+                    choice((
+                        just(Token::Star).to(BinOp::Mul),
+                        just(Token::Slash).to(BinOp::Div),
+                        just(Token::Percent).to(BinOp::Mod),
+                    )),
+                );
+                let add = binary(
+                    mul,
+                    choice((
+                        just(Token::PlusPlus).to(BinOp::Concat),
+                        just(Token::Plus).to(BinOp::Add),
+                        just(Token::Minus).to(BinOp::Sub),
+                    )),
+                );
+                let rel = binary(
+                    add,
+                    choice((
+                        just(Token::Lt).to(BinOp::Lt),
+                        just(Token::Le).to(BinOp::Le),
+                        just(Token::Gt).to(BinOp::Gt),
+                        just(Token::Ge).to(BinOp::Ge),
+                    )),
+                );
+                let eq = binary(
+                    rel,
+                    just(Token::EqEq)
+                        .to(BinOp::Eq)
+                        .or(just(Token::NotEq).to(BinOp::NotEq)),
+                );
+                let and = binary(eq, just(Token::AndAnd).to(BinOp::And));
+                binary(and, just(Token::OrOr).to(BinOp::Or))
+            });
+
+            // Block items.
+            let modifier = ident
+                .then_ignore(just(Token::Eq))
+                .then(expr.clone())
+                .map_with(|(name, value), e| Modifier {
+                    name,
+                    value,
+                    span: span(e.span()),
+                });
+            let let_or_use = just(Token::Let)
+                .ignore_then(pattern.clone())
+                .then_ignore(just(Token::Eq))
+                .then(
+                    just(Token::Use)
+                        .ignore_then(expr.clone())
+                        .map(|p| (true, p))
+                        .or(expr.clone().map(|v| (false, v))),
+                )
+                .map(|(pattern, (is_use, value))| {
+                    if is_use {
+                        ItemKind::Use {
+                            binder: Some(pattern),
+                            provider: value,
+                        }
+                    } else {
+                        ItemKind::Let { pattern, value }
+                    }
+                });
+            let use_stmt =
+                just(Token::Use)
+                    .ignore_then(expr.clone())
+                    .map(|provider| ItemKind::Use {
+                        binder: None,
+                        provider,
+                    });
+            let return_stmt = just(Token::Return)
+                .ignore_then(expr.clone().or_not())
+                .map(ItemKind::Return);
+            let next_stmt = just(Token::Next)
+                .ignore_then(expr.clone().or_not())
+                .then(
+                    just(Token::With)
+                        .ignore_then(
+                            modifier
+                                .separated_by(just(Token::Comma))
+                                .allow_trailing()
+                                .collect::<Vec<_>>()
+                                .delimited_by(just(Token::LBrace), just(Token::RBrace)),
+                        )
+                        .or_not(),
+                )
+                .map(|(value, updates)| ItemKind::Next { value, updates });
+            let break_stmt = just(Token::Break)
+                .ignore_then(expr.clone().or_not())
+                .map(ItemKind::Break);
+            let local_agent = agent_decl.clone().map(|d| ItemKind::Agent(Box::new(d)));
+            let item = choice((
+                let_or_use,
+                use_stmt,
+                local_agent,
+                return_stmt,
+                next_stmt,
+                break_stmt,
+                expr.clone().map(ItemKind::Expr),
+            ))
+            .map_with(|kind, e| Item {
+                kind,
                 span: span(e.span()),
             })
-            .labelled("a block")
-            .boxed(),
-    );
+            .labelled("a statement or expression")
+            .boxed();
+            just(Token::BlockOpen)
+                .ignore_then(sep.clone().or_not())
+                .ignore_then(
+                    item.separated_by(sep.clone())
+                        .allow_trailing()
+                        .collect::<Vec<_>>(),
+                )
+                .then_ignore(just(Token::RBrace))
+                .map_with(|items, e| Block {
+                    items,
+                    span: span(e.span()),
+                })
+                .labelled("a block")
+                .boxed()
+        });
 
-    agent_decl.define(
         doc.clone()
             .or_not()
             .then(word("private").or_not())
@@ -1121,8 +1124,8 @@ where
                     }
                 },
             )
-            .boxed(),
-    );
+            .boxed()
+    });
 
     // ------------------------------------------------------------------------------------
     // Declarations

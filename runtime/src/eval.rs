@@ -1028,7 +1028,8 @@ impl Ctx {
                         } else {
                             match ctx.eval(m, &mut local, body) {
                                 // A `next` aimed at this loop's iteration is its value.
-                                Err(c) if matches!(&*c, Control::Next { target, .. }
+                                Err(c)
+                                    if matches!(&*c, Control::Next { target, .. }
                                     if Some(*target) == loop_id) =>
                                 {
                                     match *c {

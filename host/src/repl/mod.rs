@@ -68,6 +68,7 @@ fn install_interrupt(terminal: bool) {
     let _ = ctrlc::set_handler(move || {
         if !session::interrupt() && !terminal {
             let _ = writeln!(io::stderr(), "error: interrupted");
+            katari_runtime::mcp::client::shutdown();
             std::process::exit(130);
         }
     });

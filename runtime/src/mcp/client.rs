@@ -113,6 +113,10 @@ pub(crate) struct Connection {
     pub(crate) call_timeout: Duration,
     /// The OAuth credential, for the refresh after a 401.
     pub(crate) oauth: Option<String>,
+    /// The access token the session was opened with (OAuth descriptors only): a request first
+    /// reads the credential again and reconnects when the token changed (refreshed near expiry,
+    /// or a newer login), `host.md` §13.2.1.
+    token: Option<String>,
 }
 
 /// A cache entry: concurrent first calls wait on the same connect.
@@ -338,6 +342,18 @@ impl ConnectError {
     }
 }
 
+/// How often a dropped reply stream is resumed before the request fails: three attempts,
+/// 250 ms apart and doubling. rmcp's default retries forever, which turns a dead server into a
+/// wait for the whole request timeout.
+#[derive(Debug)]
+struct Resume;
+
+impl rmcp::transport::common::client_side_sse::SseRetryPolicy for Resume {
+    fn retry(&self, attempts: usize) -> Option<Duration> {
+        (attempts < 3).then(|| Duration::from_millis(250 << attempts))
+    }
+}
+
 async fn streamable(
     url: &str,
     headers: &HeaderMap,
@@ -347,7 +363,9 @@ async fn streamable(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url)
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    config.retry_config = Arc::new(Resume);
+    let mut config = config
         .custom_headers(custom)
         .max_json_response_size(MAX_MESSAGE)
         .max_sse_event_size(MAX_MESSAGE);
@@ -431,11 +449,16 @@ fn connect_failure(url: &str, e: ConnectError) -> McpFailure {
     }
 }
 
-async fn connect_http(target: &HttpTarget, host: &Arc<dyn Host>) -> Result<Service, McpFailure> {
+/// Opens an HTTP session; for an OAuth descriptor, also returns the access token it used.
+async fn connect_http(
+    target: &HttpTarget,
+    host: &Arc<dyn Host>,
+) -> Result<(Service, Option<String>), McpFailure> {
     let headers = header_map(&target.url, &target.headers)?;
     let Some(name) = &target.oauth else {
         return http_once(target, &headers, None)
             .await
+            .map(|service| (service, None))
             .map_err(|e| connect_failure(&target.url, e));
     };
     let store = host
@@ -445,13 +468,13 @@ async fn connect_http(target: &HttpTarget, host: &Arc<dyn Host>) -> Result<Servi
         .await
         .map_err(|f| McpFailure::Auth(f.message))?;
     match http_once(target, &headers, Some(&token)).await {
-        Ok(service) => Ok(service),
+        Ok(service) => Ok((service, Some(token))),
         Err(e) if e.unauthorized => {
             let token = oauth::refresh_after_unauthorized(&store, name, &target.url)
                 .await
                 .map_err(|f| McpFailure::Auth(f.message))?;
             match http_once(target, &headers, Some(&token)).await {
-                Ok(service) => Ok(service),
+                Ok(service) => Ok((service, Some(token))),
                 Err(e) if e.unauthorized => Err(still_unauthorized(&target.url, name)),
                 Err(e) => Err(connect_failure(&target.url, e)),
             }
@@ -531,10 +554,10 @@ async fn connect(
     let opening = async {
         match &resolved.target {
             Target::Http(target) => connect_http(target, host).await,
-            Target::Stdio(spec) => connect_stdio(spec).await,
+            Target::Stdio(spec) => connect_stdio(spec).await.map(|service| (service, None)),
         }
     };
-    let service = tokio::time::timeout(resolved.connect_timeout, opening)
+    let (service, token) = tokio::time::timeout(resolved.connect_timeout, opening)
         .await
         .map_err(|_| {
             McpFailure::Server(format!(
@@ -552,6 +575,7 @@ async fn connect(
         service: tokio::sync::Mutex::new(service),
         call_timeout: resolved.call_timeout,
         oauth,
+        token,
     })
 }
 
@@ -641,39 +665,54 @@ pub fn shutdown() {
 // -------------------------------------------------------------------------------------------
 
 /// What a request was, for messages: `tools/list`, `tools/call "echo"`.
-fn what(call: Option<&str>) -> String {
-    match call {
-        Some(name) => format!("tools/call \"{name}\""),
-        None => "tools/list".to_string(),
-    }
-}
-
-fn request_failure(url: &str, call: Option<&str>, e: &ServiceError) -> McpFailure {
-    let request = what(call);
+fn request_failure(url: &str, method: &str, e: &ServiceError) -> McpFailure {
     McpFailure::Server(match e {
         ServiceError::McpError(data) => format!(
-            "MCP server '{url}' refused {request}: {} (code {})",
+            "MCP server '{url}' refused {method}: {} (code {})",
             data.message, data.code.0
         ),
         ServiceError::TransportClosed => {
-            format!("MCP server '{url}' closed the connection during {request}")
+            format!("MCP server '{url}' closed the connection during {method}")
         }
         ServiceError::UnexpectedResponse => {
-            format!("MCP server '{url}' sent an unexpected reply to {request}")
+            format!("MCP server '{url}' sent an unexpected reply to {method}")
         }
         other => format!(
-            "MCP server '{url}' failed during {request}: {}",
+            "MCP server '{url}' failed during {method}: {}",
             explain(other)
         ),
     })
 }
 
+/// Whether the credential of an OAuth session now holds another access token than the one the
+/// session was opened with (refreshed near expiry, or a newer login): the session is then
+/// replaced. Reading the credential may itself refresh it.
+async fn token_changed(
+    d: &Descriptor,
+    host: &Arc<dyn Host>,
+    conn: &Connection,
+) -> Result<bool, McpFailure> {
+    let Some(name) = &conn.oauth else {
+        return Ok(false);
+    };
+    let store = host
+        .credentials()
+        .ok_or_else(|| no_credential(&d.url, name))?;
+    let token = oauth::bearer(&store, name, &d.url)
+        .await
+        .map_err(|f| McpFailure::Auth(f.message))?;
+    Ok(conn.token.as_deref() != Some(token.as_str()))
+}
+
 /// Runs one request on the cached connection with the call timeout; on a transport failure the
 /// connection is evicted, and for an OAuth descriptor a 401 refreshes the token and retries once.
-async fn request<T, F, Fut>(
+/// `method` names the request in messages (`tools/list`, `resources/read "uri"`); `check` runs on
+/// the session before the request (the extensions check the server's capabilities there).
+pub(crate) async fn request<T, F, Fut>(
     d: &Arc<Descriptor>,
     host: &Arc<dyn Host>,
-    call: Option<&str>,
+    method: &str,
+    check: impl Fn(&Peer<RoleClient>) -> Result<(), McpFailure>,
     run: F,
 ) -> Result<T, McpFailure>
 where
@@ -681,14 +720,21 @@ where
     Fut: Future<Output = Result<T, ServiceError>>,
 {
     let mut retried = false;
+    let mut renewed = false;
     loop {
         let conn = connection(d, host).await?;
+        if !renewed && token_changed(d, host, &conn).await? {
+            evict(d, &conn);
+            renewed = true;
+            continue;
+        }
+        check(&conn.peer)?;
         let outcome = tokio::time::timeout(conn.call_timeout, run(conn.peer.clone())).await;
         match outcome {
             Ok(Ok(value)) => return Ok(value),
             // The server answered with a JSON-RPC error: the session is fine.
             Ok(Err(e @ ServiceError::McpError(_))) => {
-                return Err(request_failure(&d.url, call, &e));
+                return Err(request_failure(&d.url, method, &e));
             }
             Ok(Err(e)) => {
                 evict(d, &conn);
@@ -700,16 +746,16 @@ where
                         .await
                         .map_err(|f| McpFailure::Auth(f.message))?;
                     retried = true;
+                    renewed = true;
                     continue;
                 }
-                return Err(request_failure(&d.url, call, &e));
+                return Err(request_failure(&d.url, method, &e));
             }
             Err(_) => {
                 evict(d, &conn);
                 return Err(McpFailure::Server(format!(
-                    "MCP server '{}' did not answer {} within {}",
+                    "MCP server '{}' did not answer {method} within {}",
                     d.url,
-                    what(call),
                     seconds(conn.call_timeout)
                 )));
             }
@@ -722,7 +768,7 @@ pub async fn list_tools(
     d: &Arc<Descriptor>,
     host: &Arc<dyn Host>,
 ) -> Result<Vec<Tool>, McpFailure> {
-    request(d, host, None, |peer| async move {
+    request(d, host, "tools/list", |_| Ok(()), |peer| async move {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
@@ -749,7 +795,8 @@ pub async fn call_tool(
     arguments: JsonObject,
 ) -> Result<CallToolResult, McpFailure> {
     let owned: Arc<str> = name.into();
-    request(d, host, Some(name), |peer| {
+    let method = format!("tools/call \"{name}\"");
+    request(d, host, &method, |_| Ok(()), |peer| {
         let mut params = CallToolRequestParams::new(owned.to_string());
         params.arguments = Some(arguments.clone());
         async move { peer.call_tool(params).await }

@@ -23,7 +23,6 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleClient, ServiceError};
 
 use super::client::{self, Descriptor, McpFailure};
-use super::oauth;
 use crate::machine::Host;
 
 /// A server feature beyond tools, declared in the server's `initialize` capabilities.
@@ -86,28 +85,8 @@ pub async fn capabilities(
         })
 }
 
-fn request_failure(url: &str, method: &str, e: &ServiceError) -> McpFailure {
-    McpFailure::Server(match e {
-        ServiceError::McpError(data) => format!(
-            "MCP server '{url}' refused {method}: {} (code {})",
-            data.message, data.code.0
-        ),
-        ServiceError::TransportClosed => {
-            format!("MCP server '{url}' closed the connection during {method}")
-        }
-        ServiceError::UnexpectedResponse => {
-            format!("MCP server '{url}' sent an unexpected reply to {method}")
-        }
-        other => format!(
-            "MCP server '{url}' failed during {method}: {}",
-            client::explain(other)
-        ),
-    })
-}
-
-/// Runs one request of `feature` on the cached connection, as `client`'s own requests run: the
-/// call timeout, eviction after a transport failure, and for an OAuth descriptor one token
-/// refresh and retry after a 401. `method` names the request in messages (`resources/list`).
+/// One request of `feature` through the client's request path (timeouts, eviction, OAuth
+/// refresh), after checking that the server offers `feature`.
 async fn request<T, F, Fut>(
     d: &Arc<Descriptor>,
     host: &Arc<dyn Host>,
@@ -119,42 +98,7 @@ where
     F: Fn(Peer<RoleClient>) -> Fut,
     Fut: Future<Output = Result<T, ServiceError>>,
 {
-    let mut retried = false;
-    loop {
-        let conn = client::connection(d, host).await?;
-        check_offered(&conn.peer, &d.url, feature)?;
-        let outcome = tokio::time::timeout(conn.call_timeout, run(conn.peer.clone())).await;
-        match outcome {
-            Ok(Ok(value)) => return Ok(value),
-            // The server answered with a JSON-RPC error: the session is fine.
-            Ok(Err(e @ ServiceError::McpError(_))) => {
-                return Err(request_failure(&d.url, method, &e));
-            }
-            Ok(Err(e)) => {
-                client::evict(d, &conn);
-                if let (Some(name), false, true) = (&conn.oauth, retried, client::unauthorized(&e))
-                {
-                    let store = host
-                        .credentials()
-                        .ok_or_else(|| client::no_credential(&d.url, name))?;
-                    oauth::refresh_after_unauthorized(&store, name, &d.url)
-                        .await
-                        .map_err(|f| McpFailure::Auth(f.message))?;
-                    retried = true;
-                    continue;
-                }
-                return Err(request_failure(&d.url, method, &e));
-            }
-            Err(_) => {
-                client::evict(d, &conn);
-                return Err(McpFailure::Server(format!(
-                    "MCP server '{}' did not answer {method} within {}",
-                    d.url,
-                    client::seconds(conn.call_timeout)
-                )));
-            }
-        }
-    }
+    client::request(d, host, method, |peer| check_offered(peer, &d.url, feature), run).await
 }
 
 /// Every page of a listing: `page` is called with each `nextCursor` until there is none. A
