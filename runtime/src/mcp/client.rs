@@ -768,22 +768,28 @@ pub async fn list_tools(
     d: &Arc<Descriptor>,
     host: &Arc<dyn Host>,
 ) -> Result<Vec<Tool>, McpFailure> {
-    request(d, host, "tools/list", |_| Ok(()), |peer| async move {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let params = cursor
-                .take()
-                .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = peer.list_tools(params).await?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(tools),
+    request(
+        d,
+        host,
+        "tools/list",
+        |_| Ok(()),
+        |peer| async move {
+            let mut tools = Vec::new();
+            let mut cursor: Option<String> = None;
+            for _ in 0..MAX_PAGES {
+                let params = cursor
+                    .take()
+                    .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+                let page = peer.list_tools(params).await?;
+                tools.extend(page.tools);
+                match page.next_cursor {
+                    Some(next) if !next.is_empty() => cursor = Some(next),
+                    _ => return Ok(tools),
+                }
             }
-        }
-        Err(ServiceError::UnexpectedResponse)
-    })
+            Err(ServiceError::UnexpectedResponse)
+        },
+    )
     .await
 }
 
@@ -796,11 +802,17 @@ pub async fn call_tool(
 ) -> Result<CallToolResult, McpFailure> {
     let owned: Arc<str> = name.into();
     let method = format!("tools/call \"{name}\"");
-    request(d, host, &method, |_| Ok(()), |peer| {
-        let mut params = CallToolRequestParams::new(owned.to_string());
-        params.arguments = Some(arguments.clone());
-        async move { peer.call_tool(params).await }
-    })
+    request(
+        d,
+        host,
+        &method,
+        |_| Ok(()),
+        |peer| {
+            let mut params = CallToolRequestParams::new(owned.to_string());
+            params.arguments = Some(arguments.clone());
+            async move { peer.call_tool(params).await }
+        },
+    )
     .await
 }
 

@@ -98,7 +98,14 @@ where
     F: Fn(Peer<RoleClient>) -> Fut,
     Fut: Future<Output = Result<T, ServiceError>>,
 {
-    client::request(d, host, method, |peer| check_offered(peer, &d.url, feature), run).await
+    client::request(
+        d,
+        host,
+        method,
+        |peer| check_offered(peer, &d.url, feature),
+        run,
+    )
+    .await
 }
 
 /// Every page of a listing: `page` is called with each `nextCursor` until there is none. A
