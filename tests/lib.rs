@@ -4,5 +4,6 @@
 //! (`CARGO_BIN_EXE_katari` is only set for the `katari` package's own integration tests), so
 //! `host/tests/scripts.rs` runs the golden scripts kept here under `tests/scripts/`.
 
+pub mod e2e;
 pub mod golden;
 pub mod peers;

@@ -7,52 +7,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 
+use katari_tests::e2e::Outcome;
 use katari_tests::peers::{Peer, everything_entry, free_port, python_mcp, start_everything};
-
-static SCRATCH: AtomicU32 = AtomicU32::new(0);
 
 /// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`.
 fn scratch(files: &[(&str, &str)]) -> PathBuf {
-    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("katari-mcp-client-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home")).expect("create a scratch folder");
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write a file");
-    }
-    dir
-}
-
-/// What a run printed.
-#[derive(Debug)]
-struct Outcome {
-    code: i32,
-    stdout: String,
-    stderr: String,
+    katari_tests::e2e::scratch("mcp-client", files)
 }
 
 fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_katari"));
-    command
-        .arg("run")
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("KATARI_HOME", dir.join("home"))
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("KATARI_MCP_TIMEOUT")
-        .env_remove("KATARI_MCP_CONNECT_TIMEOUT");
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let out = command.output().expect("katari runs");
-    Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    katari_tests::e2e::run(env!("CARGO_BIN_EXE_katari"), dir, args, env)
 }
 
 /// Runs `source` (with `URL` replaced by `url`) as `main.kt`; expects success and returns stdout.

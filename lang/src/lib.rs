@@ -13,5 +13,6 @@ pub mod query;
 pub mod render;
 pub mod resolve;
 pub mod source;
+pub mod suggest;
 pub mod token;
 pub mod types;

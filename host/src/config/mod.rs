@@ -474,30 +474,9 @@ pub fn command(cmd: crate::cli::ConfigCommand, no_workspace: bool, trust_workspa
     }
 }
 
-/// The edit distance (insertions, deletions, substitutions) between two words, in characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev.last().copied().unwrap_or(0)
-}
-
-/// The candidate closest to `word` within edit distance 2 (and closer than the word is long).
+/// The candidate closest to `word` (see [`katari_lang::suggest::closest`]).
 pub fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let len = word.chars().count();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(word, c), *c))
-        .filter(|(d, _)| *d <= 2 && *d < len)
-        .min()
-        .map(|(_, c)| c)
+    katari_lang::suggest::closest(word, candidates.iter().copied())
 }
 
 /// Whether `name` is a valid entity name (§4.1.2): `[A-Za-z0-9][A-Za-z0-9_-]{0,63}`.

@@ -44,20 +44,7 @@ fn client() -> Result<&'static Client, String> {
         .map_err(Clone::clone)
 }
 
-/// An error and its sources, `: `-separated.
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
-}
+use katari_runtime::describe_error as describe;
 
 fn fetch(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     match request(a) {

@@ -170,20 +170,7 @@ fn client_config() -> ClientConfig {
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
-/// An error and its sources, `: `-separated, without repeats.
-pub(crate) fn describe(e: &(dyn StdError + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
-}
+pub(crate) use crate::describe_error as describe;
 
 /// What went wrong, without rmcp's wrappers (transport type names, `when send initialize
 /// request`): the innermost transport error and its own sources.
