@@ -193,6 +193,15 @@ def check_key(ctx: Context) -> str:
     return "key ok" if headers.get("x-api-key") == "s3cret-value" else "key missing"
 
 @server.tool(structured_output=False)
+async def chatty(ctx: Context) -> str:
+    """Sends unsolicited notifications (logging, progress, list changes) before answering."""
+    await ctx.info("working on it")
+    await ctx.report_progress(1, 2)
+    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_tool_list_changed()
+    return "done"
+
+@server.tool(structured_output=False)
 def count() -> str:
     """How many times add ran."""
     return str(calls["add"])
@@ -226,15 +235,17 @@ agent main() -> string {
     call(tools = tools, name = "count", args = {}),
     call(tools = tools, name = "add", args = { a = 1, b = 2 }),
     call(tools = tools, name = "count", args = {}),
+    call(tools = tools, name = "chatty", args = {}),
+    call(tools = tools, name = "answer", args = {}),
   ], separator = "\n")
 }
 "#,
         ),
     );
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 7, "{out}");
+    assert_eq!(lines.len(), 9, "{out}");
     // The toolbox keeps the server's listing order (its wire form shows it).
-    let order: Vec<usize> = ["answer", "explode", "add", "check_key", "count"]
+    let order: Vec<usize> = ["answer", "explode", "add", "check_key", "chatty", "count"]
         .iter()
         .map(|name| {
             lines[0]
@@ -258,6 +269,9 @@ agent main() -> string {
     assert_eq!(lines[4], r#""0""#);
     assert_eq!(lines[5], r#""3""#);
     assert_eq!(lines[6], r#""1""#);
+    // Unsolicited notifications before a reply are tolerated, and the session stays usable.
+    assert_eq!(lines[7], r#""done""#);
+    assert_eq!(lines[8], r#""42""#);
     let _ = std::fs::remove_dir_all(dir);
 }
 
