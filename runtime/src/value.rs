@@ -9,24 +9,15 @@ use indexmap::IndexMap;
 use crate::callable::Callable;
 
 /// A value and its private flag (§8.6).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Value {
     pub v: V,
     pub private: bool,
 }
 
-impl Clone for Value {
-    #[inline(always)]
-    fn clone(&self) -> Value {
-        Value {
-            v: self.v.clone(),
-            private: self.private,
-        }
-    }
-}
 
 /// The kinds of values.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum V {
     Null,
     Bool(bool),
@@ -41,39 +32,6 @@ pub enum V {
     Callable(Arc<Callable>),
     /// A blob id (`sha256-…`).
     File(Arc<str>),
-}
-
-// Scalars are copied inline; only values behind an `Arc` take the out-of-line path (the derived
-// `Clone` was a function call for every integer the evaluator copies).
-impl Clone for V {
-    #[inline(always)]
-    fn clone(&self) -> V {
-        match self {
-            V::Null => V::Null,
-            V::Bool(b) => V::Bool(*b),
-            V::Int(n) => V::Int(*n),
-            V::Num(n) => V::Num(*n),
-            _ => self.clone_shared(),
-        }
-    }
-}
-
-impl V {
-    #[inline(never)]
-    fn clone_shared(&self) -> V {
-        match self {
-            V::Null => V::Null,
-            V::Bool(b) => V::Bool(*b),
-            V::Int(n) => V::Int(*n),
-            V::Num(n) => V::Num(*n),
-            V::Str(s) => V::Str(s.clone()),
-            V::Array(a) => V::Array(a.clone()),
-            V::Record(r) => V::Record(r.clone()),
-            V::Data(d) => V::Data(d.clone()),
-            V::Callable(c) => V::Callable(c.clone()),
-            V::File(f) => V::File(f.clone()),
-        }
-    }
 }
 
 /// A plain record: string keys in insertion order.
