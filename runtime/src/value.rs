@@ -15,7 +15,6 @@ pub struct Value {
     pub private: bool,
 }
 
-
 /// The kinds of values.
 #[derive(Clone, Debug)]
 pub enum V {
