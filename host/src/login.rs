@@ -671,8 +671,26 @@ async fn wait_for_code(
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
-            let Some(target) = read_request_target(&mut socket).await else {
-                continue;
+            let target = match read_request_target(&mut socket).await {
+                Head::Get(target) => target,
+                // Not the browser's redirect: answered, and the login keeps waiting.
+                Head::OtherMethod => {
+                    respond(&mut socket, "405 Method Not Allowed", "use GET").await;
+                    continue;
+                }
+                Head::Garbage => {
+                    respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
+                    continue;
+                }
+                Head::TooLong { callback } => {
+                    respond(&mut socket, "414 URI Too Long", PAGE_FAILED).await;
+                    if !callback {
+                        continue;
+                    }
+                    return Err(Fail::outside(
+                        "Login failed: the authorisation response was longer than 16 KiB; run the command again.",
+                    ));
+                }
             };
             let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
                 respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
@@ -687,7 +705,15 @@ async fn wait_for_code(
                     .find(|(key, _)| key == k)
                     .map(|(_, v)| v.into_owned())
             };
-            let outcome = if param("state").as_deref() != Some(state) {
+            // RFC 6749 §3.1: parameters must not be repeated; a repeated one is not guessed at.
+            let repeated = ["state", "code", "error"]
+                .into_iter()
+                .find(|k| url.query_pairs().filter(|(key, _)| key == k).count() > 1);
+            let outcome = if let Some(key) = repeated {
+                Err(Fail::outside(format!(
+                    "Login failed: the authorisation response repeated the parameter '{key}'; run the command again."
+                )))
+            } else if param("state").as_deref() != Some(state) {
                 Err(Fail::outside(
                     "Login failed: the authorisation response had the wrong state; run the command again.",
                 ))
@@ -721,12 +747,29 @@ async fn wait_for_code(
     }
 }
 
-/// Reads an HTTP request head (bounded in size and time) and returns its target.
-async fn read_request_target(socket: &mut tokio::net::TcpStream) -> Option<String> {
+/// What a connection to the redirect listener sent.
+enum Head {
+    /// A `GET` and its target.
+    Get(String),
+    OtherMethod,
+    /// No complete head within the size limit; `callback` when it is for `/callback`.
+    TooLong {
+        callback: bool,
+    },
+    /// Not an HTTP request head (or none within the time limit).
+    Garbage,
+}
+
+/// The largest request head read from the browser.
+const HEAD_LIMIT: usize = 16 * 1024;
+
+/// Reads an HTTP request head (bounded in size and time).
+async fn read_request_target(socket: &mut tokio::net::TcpStream) -> Head {
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
+    let complete = |head: &[u8]| head.windows(4).any(|w| w == b"\r\n\r\n");
     let read = async {
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        while !complete(&head) && head.len() < HEAD_LIMIT {
             let n = socket.read(&mut buf).await.ok()?;
             if n == 0 {
                 break;
@@ -735,14 +778,36 @@ async fn read_request_target(socket: &mut tokio::net::TcpStream) -> Option<Strin
         }
         Some(())
     };
-    tokio::time::timeout(Duration::from_secs(10), read)
+    if tokio::time::timeout(Duration::from_secs(10), read)
         .await
-        .ok()??;
+        .ok()
+        .flatten()
+        .is_none()
+    {
+        return Head::Garbage;
+    }
     let text = String::from_utf8_lossy(&head);
-    let mut words = text.lines().next()?.split_whitespace();
-    let method = words.next()?;
-    let target = words.next()?;
-    (method == "GET" && target.starts_with('/')).then(|| target.to_string())
+    let mut words = text.lines().next().unwrap_or_default().split_whitespace();
+    let (Some(method), Some(target)) = (words.next(), words.next()) else {
+        return Head::Garbage;
+    };
+    if method != "GET" {
+        return if method.bytes().all(|b| b.is_ascii_uppercase()) {
+            Head::OtherMethod
+        } else {
+            Head::Garbage
+        };
+    }
+    if !complete(&head) && head.len() >= HEAD_LIMIT {
+        return Head::TooLong {
+            callback: target.starts_with("/callback"),
+        };
+    }
+    if target.starts_with('/') {
+        Head::Get(target.to_string())
+    } else {
+        Head::Garbage
+    }
 }
 
 async fn respond(socket: &mut tokio::net::TcpStream, status: &str, body: &str) {

@@ -259,8 +259,28 @@ async fn answer(request: Request<Body>) -> Reply {
     }
     match axum::body::to_bytes(request.into_body(), BODY_LIMIT).await {
         Ok(body) => route.post(body).await,
-        Err(_) => kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB"),
+        Err(e) if over_limit(&e) => {
+            kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB")
+        }
+        // A body cut short or badly chunked is the client's mistake, not an oversized one.
+        Err(_) => kind.error(
+            StatusCode::BAD_REQUEST,
+            "the request body is incomplete or malformed",
+        ),
     }
+}
+
+/// Whether reading a body failed on the size limit (http-body-util's `LengthLimitError`, which
+/// axum does not re-export, somewhere in the error's chain).
+fn over_limit(e: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.to_string().contains("length limit exceeded") {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// A token registered with the listener; released (404 from then on) by [`Registration::release`]

@@ -209,13 +209,21 @@ pub(super) fn load_files(files: Files, opts: &LoadOptions<'_>) -> Result<Config,
     check_references(&all.references, &all.declared, &mut all.problems);
     if !all.secrets.is_empty() {
         match secrets::read(&config.files.secrets) {
-            Err(e) => all.problems.push(Problem {
-                at: None,
-                key: String::new(),
-                message: e.message().to_string(),
-                fix: None,
-                warning: false,
-            }),
+            Err(e) => {
+                // A broken file's message carries its own `fix:` line (it is printed alone
+                // elsewhere); the exposed file's message of §3.3.2 ends with its fix.
+                let (message, fix) = match e.message().split_once("\n  fix: ") {
+                    Some((m, f)) => (m.to_string(), Some(f.to_string())),
+                    None => (e.message().to_string(), None),
+                };
+                all.problems.push(Problem {
+                    at: None,
+                    key: String::new(),
+                    message,
+                    fix,
+                    warning: false,
+                })
+            }
             Ok(s) => {
                 for u in &all.secrets {
                     if !s.contains(&u.key) {

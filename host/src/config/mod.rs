@@ -8,6 +8,8 @@
 //! `CliHost::mcp_server`, the REPL through [`current`].
 
 pub mod approve;
+#[cfg(test)]
+mod fuzz_tests;
 mod mcp_json;
 mod merge;
 mod read;

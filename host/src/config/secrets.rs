@@ -72,11 +72,24 @@ pub fn read(file: &Path) -> Result<Secrets, ReadError> {
             file.display()
         )));
     }
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ReadError::Broken(format!("cannot read {}: {e}", file.display())))?;
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e| ReadError::Broken(format!("{} is not valid TOML: {e}", file.display())))?;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ReadError::Broken(format!(
+            "cannot read {}: {e}\n  fix: make it a readable UTF-8 text file of KEY = \"VALUE\" lines",
+            file.display()
+        ))
+    })?;
+    // The parser's own message quotes the offending line, which holds a secret: only the
+    // line number and the problem are shown.
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e
+            .span()
+            .map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let problem = e.message().lines().next().unwrap_or("invalid TOML").trim();
+        ReadError::Broken(format!(
+            "{}:{line}: invalid TOML: {problem}\n  fix: correct the syntax on this line; every line is KEY = \"VALUE\"",
+            file.display()
+        ))
+    })?;
     let values = table
         .into_iter()
         .filter_map(|(k, v)| match v {

@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, PaginatedRequestParams, ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ContentBlock, Implementation, JsonObject, PaginatedRequestParams,
+    ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -797,10 +798,47 @@ pub async fn call_tool(
         |peer| {
             let mut params = CallToolRequestParams::new(owned.to_string());
             params.arguments = Some(arguments.clone());
-            async move { peer.call_tool(params).await }
+            async move {
+                // `peer.call_tool`, except that a result rmcp cannot type (a content block of a
+                // type it does not know) is kept: `prelude.md` §14.4 turns such a block into the
+                // line `(<type> content)`.
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                match peer.send_request(request).await? {
+                    ServerResult::CallToolResult(result) => Ok(result),
+                    ServerResult::CustomResult(custom) => {
+                        lenient_call_result(custom.0).ok_or(ServiceError::UnexpectedResponse)
+                    }
+                    // A reply without `content` (as rmcp's own `call_tool` accepts it).
+                    ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
+                    ServerResult::TaskAckResult(ack) => {
+                        let mut result = CallToolResult::default();
+                        result.result_type = Some(ack.result_type);
+                        result.meta = ack.meta;
+                        Ok(result)
+                    }
+                    _ => Err(ServiceError::UnexpectedResponse),
+                }
+            }
         },
     )
     .await
+}
+
+/// A `tools/call` result that did not parse as one: content blocks of unknown types become the
+/// text block `(<type> content)`, a missing `content` an empty one. `None` when it is still not
+/// a result (content that is not an array of typed objects, wrong field types).
+fn lenient_call_result(mut value: serde_json::Value) -> Option<CallToolResult> {
+    let object = value.as_object_mut()?;
+    let content = object
+        .entry("content")
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    for block in content.as_array_mut()? {
+        let kind = block.get("type")?.as_str()?.to_string();
+        if serde_json::from_value::<ContentBlock>(block.clone()).is_err() {
+            *block = serde_json::json!({"type": "text", "text": format!("({kind} content)")});
+        }
+    }
+    serde_json::from_value(value).ok()
 }
 
 #[cfg(test)]

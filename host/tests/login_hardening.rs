@@ -1,0 +1,214 @@
+//! `katari mcp login`'s loopback redirect listener (`host.md`, `mcp login`) under hostile
+//! callbacks: missing, repeated and garbage query parameters, a very long URL, other methods and
+//! garbage heads. Each gives a clear failure and stores nothing, or is answered and ignored while
+//! the real redirect still completes the login. The OAuth server is the real fastmcp peer; the
+//! "browser" is a fake written here for fault injection (it delivers the hostile requests).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use katari_tests::peers::{self, Peer};
+
+/// The fake browser (fault injection): fetches the authorisation URL, then sends the requests
+/// of `KATARI_TEST_HOSTILE` to the callback over raw sockets, logging each reply's status line
+/// to `KATARI_TEST_HOSTILE_LOG`.
+const BROWSER: &str = r#"
+import os, socket, sys, urllib.error, urllib.parse, urllib.request
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a):
+        return None
+
+mode = os.environ["KATARI_TEST_HOSTILE"]
+log = open(os.environ["KATARI_TEST_HOSTILE_LOG"], "a")
+opener = urllib.request.build_opener(NoRedirect)
+try:
+    location = opener.open(sys.argv[1], timeout=20).headers.get("Location")
+except urllib.error.HTTPError as e:
+    location = e.headers.get("Location")
+parts = urllib.parse.urlsplit(location)
+q = dict(urllib.parse.parse_qsl(parts.query))
+code, state = q["code"], q["state"]
+host, port = parts.hostname, parts.port
+
+def send(raw):
+    s = socket.create_connection((host, port), timeout=20)
+    try:
+        s.sendall(raw)
+        reply = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    except OSError as e:
+        reply = ("error " + str(e)).encode()
+    s.close()
+    log.write(reply.split(b"\r\n")[0].decode("latin-1") + "\n")
+    log.flush()
+
+def get(query, path="/callback"):
+    send(("GET " + path + "?" + query + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").encode())
+
+good = urllib.parse.urlencode({"code": code, "state": state})
+if mode == "noise-then-approve":
+    send(b"POST /callback?" + good.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+    send(b"DELETE /callback HTTP/1.1\r\n\r\n")
+    send(b"\x00\xff garbage\r\n\r\n")
+    send(b"GET http://evil/callback HTTP/1.1\r\n\r\n")
+    get("a=" + "x" * 40000, "/elsewhere")
+    get(good)
+elif mode == "repeated-code":
+    get(good + "&code=other")
+elif mode == "repeated-state":
+    get(good + "&state=" + urllib.parse.quote(state))
+elif mode == "missing":
+    get("")
+elif mode == "no-code":
+    get("state=" + urllib.parse.quote(state))
+elif mode == "garbage":
+    get("%zz%ff%00=&&&=&state=" + urllib.parse.quote(state) + "&code=")
+elif mode == "long":
+    get(good + "&pad=" + "x" * 40000)
+"#;
+
+struct Home(PathBuf);
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn start_fastmcp() -> (Peer, String) {
+    let port = peers::free_port();
+    let mut command = Command::new(peers::python_fastmcp());
+    command
+        .arg(peers::repo_root().join("tests/oauth/fastmcp_oauth_server.py"))
+        .arg(port.to_string());
+    let peer = Peer::start(command, port);
+    let url = format!("{}/mcp", peer.base());
+    (peer, url)
+}
+
+/// Runs a login with the fake browser in `mode`: (output, the logged reply lines, stored
+/// credentials).
+fn login(url: &str, mode: &str) -> (Output, Vec<String>, i64) {
+    let home = Home(std::env::temp_dir().join(format!(
+        "katari-login-hardening-{mode}-{}",
+        std::process::id()
+    )));
+    let _ = std::fs::remove_dir_all(&home.0);
+    std::fs::create_dir_all(&home.0).expect("creates the home");
+    let browser = home.0.join("browser.py");
+    std::fs::write(&browser, BROWSER).expect("writes the browser");
+    let log = home.0.join("replies.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_katari"))
+        .args([
+            "mcp",
+            "login",
+            "--url",
+            url,
+            "--name",
+            "x",
+            "--timeout",
+            "30",
+        ])
+        .env("KATARI_HOME", &home.0)
+        .env("NO_COLOR", "1")
+        .env(
+            "BROWSER",
+            format!(
+                "{} {}",
+                peers::python_fastmcp().display(),
+                browser.display()
+            ),
+        )
+        .env("KATARI_TEST_HOSTILE", mode)
+        .env("KATARI_TEST_HOSTILE_LOG", &log)
+        .current_dir(&home.0)
+        .output()
+        .expect("runs katari");
+    let replies = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let db = home.0.join("katari.db");
+    let stored = if db.exists() {
+        rusqlite::Connection::open(&db)
+            .expect("opens the database")
+            .query_row("SELECT count(*) FROM credentials", [], |r| r.get(0))
+            .expect("counts")
+    } else {
+        0
+    };
+    (out, replies, stored)
+}
+
+#[test]
+fn hostile_callbacks_fail_clearly_and_store_nothing() {
+    let (_server, url) = start_fastmcp();
+    for (mode, message) in [
+        (
+            "repeated-code",
+            "Login failed: the authorisation response repeated the parameter 'code'; run the command again.",
+        ),
+        (
+            "repeated-state",
+            "Login failed: the authorisation response repeated the parameter 'state'; run the command again.",
+        ),
+        (
+            "missing",
+            "Login failed: the authorisation response had the wrong state; run the command again.",
+        ),
+        (
+            "no-code",
+            "Login failed: the authorisation response had no code; run the command again.",
+        ),
+        (
+            "garbage",
+            "Login failed: the authorisation response had no code; run the command again.",
+        ),
+        (
+            "long",
+            "Login failed: the authorisation response was longer than 16 KiB; run the command again.",
+        ),
+    ] {
+        let (out, replies, stored) = login(&url, mode);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(
+            stderr.ends_with(&format!("error: {message}\n")),
+            "{mode}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{mode}: {stderr}");
+        assert_eq!(stored, 0, "{mode}: nothing is stored");
+        let expected = if mode == "long" {
+            "HTTP/1.1 414 URI Too Long"
+        } else {
+            "HTTP/1.1 400 Bad Request"
+        };
+        assert_eq!(replies, [expected], "{mode}");
+    }
+}
+
+#[test]
+fn other_requests_are_answered_and_the_real_redirect_still_logs_in() {
+    let (_server, url) = start_fastmcp();
+    let (out, replies, stored) = login(&url, "noise-then-approve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        replies,
+        [
+            "HTTP/1.1 405 Method Not Allowed",
+            "HTTP/1.1 405 Method Not Allowed",
+            "HTTP/1.1 400 Bad Request",
+            "HTTP/1.1 400 Bad Request",
+            "HTTP/1.1 414 URI Too Long",
+            "HTTP/1.1 200 OK",
+        ]
+    );
+    assert_eq!(stored, 1);
+}
