@@ -14,7 +14,7 @@ use crate::control::{Control, Ctl, panic};
 use crate::ir::{Clause, Expr, FunId, Handle, Pat, Stmt};
 use crate::machine::{Ctx, Escalation, HFrame, Machine};
 use crate::native::NativeCall;
-use crate::value::{DataValue, Record, V, Value, equal};
+use crate::value::{DataValue, Record, V, Value, equal, record_with_capacity};
 
 pub type R = Result<Value, Ctl>;
 
@@ -319,7 +319,7 @@ impl Ctx {
                 args.into_iter().next().unwrap_or(Value::NULL),
             )));
         }
-        let mut record = Record::new();
+        let mut record = Record::default();
         for (p, v) in info.params.iter().zip(args) {
             record.insert(p.clone(), v);
         }
@@ -539,8 +539,8 @@ impl Ctx {
 
     pub(crate) fn eval(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
         match e {
-            Expr::Const(v) => Ok(v.clone()),
-            Expr::Local(s) => Ok(frame[*s as usize].clone()),
+            Expr::Const(v) => Ok(copy_value(v)),
+            Expr::Local(s) => Ok(copy_value(&frame[*s as usize])),
             Expr::Global(g) => Ok(m.globals[g.0 as usize].clone()),
             Expr::Block(stmts, tail) => {
                 for s in stmts {
@@ -600,6 +600,9 @@ impl Ctx {
                     && let Some(v) = int_fast(*op, *x, *y)
                 {
                     return Ok(v);
+                }
+                if *op == BinOp::Concat && matches!((&a.v, &b.v), (V::Str(_), V::Str(_))) {
+                    return Ok(self.join_texts(&[a, b]));
                 }
                 match binary(*op, &a, &b) {
                     Ok(v) => Ok(v),
@@ -689,6 +692,15 @@ impl Ctx {
         args: &[Expr],
         schemas: &Arc<Vec<serde_json::Value>>,
     ) -> R {
+        // Nearly every native takes at most four arguments: those are passed in a stack buffer,
+        // which spares a heap allocation per native call.
+        if args.len() <= 4 {
+            let mut buf = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
+            for (slot, a) in buf.iter_mut().zip(args) {
+                *slot = self.eval(m, frame, a)?;
+            }
+            return self.native(m, native, &mut buf[..args.len()], schemas);
+        }
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             values.push(self.eval(m, frame, a)?);
@@ -776,27 +788,43 @@ impl Ctx {
         Ok(v.with_private(p))
     }
 
-    /// A template: the parts are evaluated first, so that the text is built at its final size.
+    /// A template: the parts are evaluated first, then joined by [`Ctx::join_texts`].
     #[inline(never)]
     fn concat(&mut self, m: &Machine, frame: &mut [Value], parts: &[Expr]) -> R {
+        // Templates rarely have more than eight parts: those are evaluated into a stack buffer,
+        // which spares a heap allocation per template.
+        if parts.len() <= 8 {
+            let mut buf: [Value; 8] = std::array::from_fn(|_| Value::NULL);
+            for (slot, p) in buf.iter_mut().zip(parts) {
+                *slot = self.eval(m, frame, p)?;
+            }
+            return Ok(self.join_texts(&buf[..parts.len()]));
+        }
         let mut values = Vec::with_capacity(parts.len());
-        let mut private = false;
-        let mut len = 0;
         for p in parts {
-            let v = self.eval(m, frame, p)?;
+            values.push(self.eval(m, frame, p)?);
+        }
+        Ok(self.join_texts(&values))
+    }
+
+    /// The text of a template or `++` from its evaluated parts (all strings), private when any
+    /// part is. The text is assembled in `scratch` and copied once into its `Arc<str>`: one
+    /// allocation instead of two (a `String`, then the `Arc` it would be copied into).
+    fn join_texts(&mut self, values: &[Value]) -> Value {
+        let mut private = false;
+        self.scratch.clear();
+        for v in values {
             private |= v.private;
             if let V::Str(s) = &v.v {
-                len += s.len();
-            }
-            values.push(v);
-        }
-        let mut out = String::with_capacity(len);
-        for v in &values {
-            if let V::Str(s) = &v.v {
-                out.push_str(s);
+                self.scratch.push_str(s);
             }
         }
-        Ok(Value::str(out).with_private(private))
+        let text = Value::str(self.scratch.as_str()).with_private(private);
+        // Do not keep a huge buffer alive for the rest of the run.
+        if self.scratch.capacity() > 1 << 16 {
+            self.scratch = String::new();
+        }
+        text
     }
 
     #[inline(never)]
@@ -810,7 +838,7 @@ impl Ctx {
 
     #[inline(never)]
     fn record(&mut self, m: &Machine, frame: &mut [Value], entries: &[(Arc<str>, Expr)]) -> R {
-        let mut r = Record::with_capacity(entries.len());
+        let mut r = record_with_capacity(entries.len());
         for (k, e) in entries {
             let v = self.eval(m, frame, e)?;
             r.insert(k.clone(), v);
@@ -822,8 +850,8 @@ impl Ctx {
     #[inline(always)]
     fn operand(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
         match e {
-            Expr::Local(s) => Ok(frame[*s as usize].clone()),
-            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(s) => Ok(copy_value(&frame[*s as usize])),
+            Expr::Const(v) => Ok(copy_value(v)),
             _ => self.eval(m, frame, e),
         }
     }
@@ -1152,8 +1180,9 @@ impl Ctx {
                 ok && self.bind(frame, inner, v)
             }
             Pat::Ctor(name, fields) => match &v.v {
-                V::Data(d) if d.ctor.name == *name => {
-                    let d = d.clone();
+                // Values built by the program share the pattern's name (`lower` clones one
+                // `Arc`), so the pointer test settles most arms; decoded values compare text.
+                V::Data(d) if Arc::ptr_eq(&d.ctor.name, name) || d.ctor.name == *name => {
                     fields.iter().all(|(i, p)| match d.fields.get(*i) {
                         Some(x) => self.bind(frame, p, &x.clone().with_private(v.private)),
                         None => false,
@@ -1162,6 +1191,20 @@ impl Ctx {
                 _ => false,
             },
         }
+    }
+}
+
+/// A clone of an operand with integers copied inline: the derived `Clone` is an out-of-line call
+/// even for them, and arithmetic operands are nearly always integers. (Inlining the whole
+/// `Clone` everywhere was measured to cost more than it saves.)
+#[inline(always)]
+fn copy_value(v: &Value) -> Value {
+    match v.v {
+        V::Int(x) => Value {
+            v: V::Int(x),
+            private: v.private,
+        },
+        _ => v.clone(),
     }
 }
 

@@ -1369,7 +1369,7 @@ pub fn carry(
         let v = match &value.v {
             V::Array(items) => V::Array(Arc::new(each(items)?)),
             V::Record(r) => {
-                let mut out = crate::value::Record::with_capacity(r.len());
+                let mut out = crate::value::record_with_capacity(r.len());
                 for (k, v) in r.iter() {
                     out.insert(k.clone(), go(v, from, to, origins, changed)?);
                 }

@@ -150,6 +150,8 @@ pub struct Ctx {
     /// allocates nothing.
     pub(crate) spare: Option<Ctl>,
     pub(crate) spare_updates: Vec<(u32, Value)>,
+    /// Where templates and `++` assemble their text before the one copy into an `Arc<str>`.
+    pub(crate) scratch: String,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -173,6 +175,7 @@ impl Ctx {
             steps: 0,
             spare: None,
             spare_updates: Vec::new(),
+            scratch: String::new(),
         }
     }
 

@@ -16,7 +16,7 @@ use katari_lang::types::conform::{Conformable, Path, ValueKind};
 use serde_json::Map;
 
 use crate::machine::Machine;
-use crate::value::{DataValue, Privacy, Record, V, Value, to_wire};
+use crate::value::{DataValue, Privacy, Record, V, Value, record_with_capacity, to_wire};
 
 pub use text::{parse_number, parse_text};
 pub use tree::{
@@ -291,7 +291,7 @@ impl Decoder<'_> {
                 return self.reserved::<D>(key, member, obj, path);
             }
         }
-        let mut record = Record::with_capacity(D::count(obj));
+        let mut record = record_with_capacity(D::count(obj));
         for (key, member) in D::members(obj) {
             // `$$x` is the escaped plain key `$x`; a single-`$` key is kept as it is.
             let own = if key.starts_with("$$") {

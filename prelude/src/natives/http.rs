@@ -10,7 +10,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use katari_runtime::control::Ctl;
 use katari_runtime::machine::Ctx;
-use katari_runtime::value::{Record, V, Value};
+use katari_runtime::value::{V, Value, record_with_capacity};
 use reqwest::blocking::Client;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
@@ -111,7 +111,7 @@ fn send(url: &str, method: &str, headers: HeaderMap, body: &str) -> Result<Value
             .or_insert_with(|| text.into_owned());
     }
     let bytes = response.bytes().map_err(|e| describe(&e))?;
-    let mut result = Record::with_capacity(3);
+    let mut result = record_with_capacity(3);
     result.insert("status".into(), Value::int(f64::from(status)));
     result.insert(
         "headers".into(),

@@ -63,7 +63,7 @@ fn merge(_: &mut Ctx, a: &mut Args<'_>) -> R {
 }
 
 fn empty(_: &mut Ctx, _: &mut Args<'_>) -> R {
-    Ok(Value::record(Record::new()))
+    Ok(Value::record(Record::default()))
 }
 
 /// The entries sorted by key (code point order is UTF-8 byte order).

@@ -2,7 +2,7 @@
 //! are clamped, never counted from the end.
 
 use katari_runtime::machine::Ctx;
-use katari_runtime::value::{V, Value, format_number};
+use katari_runtime::value::{V, Value, number_text};
 use katari_runtime::wire::parse_number;
 
 use super::array::clamp;
@@ -51,8 +51,17 @@ fn split(_: &mut Ctx, a: &mut Args<'_>) -> R {
 
 fn join(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let separator = a.str(1)?;
-    let mut out = String::new();
-    for (i, part) in a.array(0)?.iter().enumerate() {
+    let parts = a.array(0)?;
+    // Sized up front so that joining many pieces does not regrow and copy the text repeatedly.
+    let total: usize = parts
+        .iter()
+        .map(|p| match &p.v {
+            V::Str(s) => s.len() + separator.len(),
+            _ => 0,
+        })
+        .sum();
+    let mut out = String::with_capacity(total);
+    for (i, part) in parts.iter().enumerate() {
         let V::Str(s) = &part.v else {
             return Err(a.fail(format_args!(
                 "expected a value of type string for parts[{i}], got {}",
@@ -132,7 +141,7 @@ fn to_string(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let text = match &a.get(0).v {
         V::Null => "null".to_string(),
         V::Bool(b) => b.to_string(),
-        V::Int(n) | V::Num(n) => format_number(*n),
+        V::Int(n) | V::Num(n) => return Ok(Value::str(number_text(*n))),
         V::Str(_) => return Ok(a.take(0)),
         _ => {
             return Err(a.wrong(0, "a value of type null or boolean or number or string"));

@@ -20,7 +20,7 @@ use super::text::sanitize;
 use crate::callable::{Callable, Tool};
 use crate::control::{Ctl, panic};
 use crate::machine::{Ctx, Machine};
-use crate::value::{Privacy, Record, V, Value, to_wire};
+use crate::value::{Privacy, V, Value, record_with_capacity, to_wire};
 use crate::wire::{JsonCtors, json_to_tree};
 
 /// The qualified constructors of the two MCP errors.
@@ -138,7 +138,7 @@ impl Tool for MintedTool {
         let converted = reply.and_then(|r| convert(ctx, &self.descriptor.url, &self.name, r));
         match converted {
             Ok(Converted::Files { text, files }) => {
-                let mut record = Record::with_capacity(2);
+                let mut record = record_with_capacity(2);
                 record.insert("text".into(), Value::str(text));
                 let files = files
                     .into_iter()
@@ -322,7 +322,7 @@ pub fn list(ctx: &mut Ctx, descriptor: Descriptor) -> Result<Value, Ctl> {
         Ok(tools) => tools,
         Err(failure) => return Err(fail(ctx, failure)),
     };
-    let mut record = Record::with_capacity(tools.len());
+    let mut record = record_with_capacity(tools.len());
     for tool in tools {
         let input = Json::Object((*tool.input_schema).clone());
         let output = tool.output_schema.map(|s| Json::Object((*s).clone()));
@@ -467,6 +467,7 @@ pub fn call_literal(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Record;
 
     #[test]
     fn the_wire_form_never_holds_header_values() {
@@ -487,7 +488,7 @@ mod tests {
 
     #[test]
     fn arguments_escape_dollar_keys_and_keep_integers() {
-        let mut r = Record::new();
+        let mut r = Record::default();
         r.insert("$kind".into(), Value::str("x"));
         r.insert("n".into(), Value::int(3.0));
         r.insert("x".into(), Value::num(2.5));

@@ -255,7 +255,7 @@ fn trees_round_trip_through_the_wire() {
     let c = JsonCtors::of(&m).expect("json constructors");
     let point =
         decode_text(&m, r#"{"$constructor":"wire.point","value":{"x":1,"y":2}}"#).expect("point");
-    let mut r = Record::new();
+    let mut r = Record::default();
     r.insert("$kind".into(), Value::str("raw"));
     r.insert("Content-Type".into(), Value::str("text/plain"));
     let value = Value::array(vec![

@@ -8,7 +8,8 @@ use serde_json::{Map, Number};
 use crate::callable::Callable;
 use crate::machine::Machine;
 use crate::value::{
-    Ctor, DataValue, Privacy, Record, V, Value, format_number, to_wire, write_json_string,
+    Ctor, DataValue, Privacy, Record, V, Value, format_number, record_with_capacity, to_wire,
+    write_json_string,
 };
 
 /// Why a tree could not be built or rendered.
@@ -127,13 +128,13 @@ pub fn encode_tree(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
         V::Record(r) => c.object(encode_fields(c, r.iter().map(|(k, v)| (&**k, v)))?),
         V::Data(d) => {
             let fields = encode_fields(c, d.ctor.fields.iter().map(|k| &**k).zip(&d.fields))?;
-            let mut wrapper = Record::with_capacity(2);
+            let mut wrapper = record_with_capacity(2);
             wrapper.insert("$constructor".into(), c.string(d.ctor.name.clone()));
             wrapper.insert("value".into(), c.object(fields));
             c.object(wrapper)
         }
         V::File(id) => {
-            let mut wrapper = Record::with_capacity(2);
+            let mut wrapper = record_with_capacity(2);
             wrapper.insert("$ref".into(), c.string(id.clone()));
             wrapper.insert("semanticKind".into(), c.string("file"));
             c.object(wrapper)
@@ -151,7 +152,7 @@ fn encode_fields<'a>(
     c: &JsonCtors,
     fields: impl Iterator<Item = (&'a str, &'a Value)>,
 ) -> Result<Record, TreeError> {
-    let mut out = Record::new();
+    let mut out = Record::default();
     for (k, v) in fields {
         let key: Arc<str> = if k.starts_with('$') {
             format!("${k}").into()
