@@ -538,7 +538,10 @@ mod terminal {
         expect(&mut s, "defined request ask");
         s.send_line("ask(question = \"name?\") ++ \"!\"")
             .expect("type");
+        expect(&mut s, "? repl.ask(");
         expect(&mut s, "name?");
+        // The echoed input line holds `kt> ` too: wait for the escalation's own prompt.
+        expect(&mut s, "expects: string");
         expect(&mut s, "> ");
         s.send_line("ada").expect("answer");
         expect(&mut s, "\"ada!\" : string");
@@ -573,12 +576,18 @@ mod terminal {
             .expect("type");
         expect(&mut s, "defined request ask");
         s.send_line("ask(question = \"first?\")").expect("type");
+        expect(&mut s, "? repl.ask(");
         expect(&mut s, "first?");
+        // The echoed input line holds `kt> ` too: wait for the escalation's own prompt.
+        expect(&mut s, "expects: string");
         expect(&mut s, "> ");
         s.send_line("secret-answer").expect("answer");
         expect(&mut s, "\"secret-answer\" : string");
         s.send_line("ask(question = \"second?\")").expect("type");
+        expect(&mut s, "? repl.ask(");
         expect(&mut s, "second?");
+        // The echoed input line holds `kt> ` too: wait for the escalation's own prompt.
+        expect(&mut s, "expects: string");
         expect(&mut s, "> ");
         std::thread::sleep(Duration::from_millis(300));
         s.send_control('c').expect("press Ctrl-C");
