@@ -659,3 +659,45 @@ fn a_served_throw_caught_around_serve_ends_the_serve_call() {
     let (out, err) = served.finish_with_stdout();
     assert_eq!((out.as_str(), err.as_str()), ("caught: no\n", ""));
 }
+
+const CLOSURES: &str = r#"
+agent hold(url: string) -> null {
+  console.print(text = url)
+  let waited = for (let i in array.range(start = 0, end = 1200)) { time.sleep(milliseconds = 100) }
+  null
+}
+
+agent main() -> null {
+  @"Multiplies two integers." agent times(a: integer, b: integer ?= 2) -> integer { a * b }
+  let greet = agent (name: string) -> string { f"hello ${name}" }
+  mcp.serve(tools = { times = times, greet = greet }, subscriber = hold)
+}
+"#;
+
+#[test]
+fn local_and_anonymous_agents_are_served_with_their_typed_schemas() {
+    let script = scratch_script("closures.kt", CLOSURES);
+    let served = Served::start(&script, &[], &[]);
+    let list = rpc(&served.url, "tools/list", json!({})).json();
+    let tools = list["result"]["tools"].as_array().expect("a tool list");
+    let times = tools.iter().find(|t| t["name"] == "times").expect("times");
+    assert_eq!(times["description"], "Multiplies two integers.");
+    assert_eq!(
+        times["inputSchema"]["properties"],
+        json!({"a": {"type": "integer"}, "b": {"type": "integer"}})
+    );
+    assert_eq!(times["inputSchema"]["required"], json!(["a"]));
+    let greet = tools.iter().find(|t| t["name"] == "greet").expect("greet");
+    assert_eq!(
+        greet["inputSchema"]["properties"],
+        json!({"name": {"type": "string"}})
+    );
+
+    let r = call(&served.url, "times", json!({"a": 21})).json();
+    assert_eq!(r["result"]["content"][0]["text"], "42", "{r}");
+    // Validated against the closure's types before it runs.
+    let r = call(&served.url, "greet", json!({"name": 7})).json();
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = call(&served.url, "greet", json!({"name": "ada"})).json();
+    assert_eq!(r["result"]["content"][0]["text"], "hello ada", "{r}");
+}

@@ -673,10 +673,6 @@ impl Ctx {
                     value: v,
                 }))
             }
-            Expr::HandlerValue(_) => Err(self.raise_panic(
-                m,
-                "internal: handler values applied explicitly are not supported yet (K4001)".into(),
-            )),
         }
     }
 

@@ -126,8 +126,6 @@ pub enum Expr {
         target: Slot,
         value: Box<Expr>,
     },
-    /// A handler value applied explicitly (`handler[R, E] { … }`): an agent of `continuation`.
-    HandlerValue(Arc<Handle>),
 }
 
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use katari_lang::ast::{self, ExprKind, ItemKind, LitKind, PatternKind};
-use katari_lang::check::Checked;
+use katari_lang::check::{AgentSig, Checked};
 use katari_lang::load::{ModuleId, Program};
 use katari_lang::query::CheckedEnv;
 use katari_lang::resolve::{DeclRef, JumpTarget, LocalId, Resolution};
@@ -26,6 +26,14 @@ enum Key {
     Target(FileId, u32),
     /// The activation id of the agent at this depth of the function stack.
     Activation(usize),
+}
+
+/// What a handler handles.
+enum HandledBody<'a> {
+    /// Under `use`: the rest of the enclosing block.
+    Rest(&'a [ast::Item]),
+    /// Applied explicitly: a call of the `continuation` argument in this slot.
+    Continuation(Slot),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -80,6 +88,8 @@ struct Lowering<'a> {
     clause_vars: Vec<Option<LocalId>>,
     /// The top-level agent being lowered and how many nested functions it has so far.
     owner: (Arc<str>, u32),
+    /// Where the checker keeps each closure's signature: its function, file and span start.
+    closure_sigs: Vec<(FunId, (FileId, u32))>,
 }
 
 /// Reflection metadata of the top-level callables, by qualified name: computed on first use
@@ -89,6 +99,8 @@ struct Lowering<'a> {
 #[derive(Default)]
 pub struct MetadataTable {
     entries: HashMap<Arc<str>, (DeclRef, std::sync::OnceLock<Metadata>)>,
+    /// Local and anonymous agents: where the checker keeps their signatures.
+    closures: HashMap<FunId, ((FileId, u32), std::sync::OnceLock<Metadata>)>,
     source: Option<(Arc<Program>, Arc<Checked>)>,
 }
 
@@ -102,6 +114,18 @@ impl MetadataTable {
         let (program, checked) = self.source.as_ref()?;
         Some(cell.get_or_init(|| metadata_of(program, checked, *r, name)))
     }
+
+    /// The metadata of a closure of this function (a local or anonymous agent), typed as the
+    /// checker saw it.
+    pub fn closure(&self, fun: FunId) -> Option<&Metadata> {
+        let (key, cell) = self.closures.get(&fun)?;
+        if let Some(m) = cell.get() {
+            return Some(m);
+        }
+        let (program, checked) = self.source.as_ref()?;
+        let sig = checked.closures.get(key)?;
+        Some(cell.get_or_init(|| metadata_of_sig(program, checked, sig, "".into())))
+    }
 }
 
 impl std::fmt::Debug for MetadataTable {
@@ -112,22 +136,32 @@ impl std::fmt::Debug for MetadataTable {
     }
 }
 
+/// The metadata of a callable with this signature.
+fn metadata_of_sig(
+    program: &Program,
+    checked: &Checked,
+    sig: &AgentSig,
+    name: Arc<str>,
+) -> Metadata {
+    let env = CheckedEnv::new(program, checked, None);
+    Metadata {
+        name,
+        description: sig.doc.clone().into(),
+        input: types::schema::input_schema(&env, &sig.param_ty()),
+        output: types::schema::schema_of(&env, &sig.ret),
+        requests: types::schema::requests_schema(
+            &env,
+            &sig.row,
+            &|req: DeclRef, args: &[GenArg]| request_sig(checked, req, args),
+        ),
+    }
+}
+
 /// The metadata of one top-level callable.
 fn metadata_of(program: &Program, checked: &Checked, r: DeclRef, name: &str) -> Metadata {
-    let env = CheckedEnv::new(program, checked, None);
     let name: Arc<str> = name.into();
     match checked.signatures.get(&r) {
-        Some(sig) => Metadata {
-            name: name.clone(),
-            description: sig.doc.clone().into(),
-            input: types::schema::input_schema(&env, &sig.param_ty()),
-            output: types::schema::schema_of(&env, &sig.ret),
-            requests: types::schema::requests_schema(
-                &env,
-                &sig.row,
-                &|req: DeclRef, args: &[GenArg]| request_sig(checked, req, args),
-            ),
-        },
+        Some(sig) => metadata_of_sig(program, checked, sig, name),
         None => Metadata {
             name,
             description: "".into(),
@@ -190,6 +224,7 @@ fn lower_with(
         file: FileId::default(),
         clause_vars: Vec::new(),
         owner: ("".into(), 0),
+        closure_sigs: Vec::new(),
     };
     l.declare(table, deferred);
     // Bodies.
@@ -202,8 +237,16 @@ fn lower_with(
     let eager = source.is_none();
     let mut metadata = MetadataTable {
         entries: HashMap::new(),
+        closures: HashMap::new(),
         source,
     };
+    for (fun, key) in std::mem::take(&mut l.closure_sigs) {
+        let cell = std::sync::OnceLock::new();
+        if eager && let Some(sig) = checked.closures.get(&key) {
+            let _ = cell.set(metadata_of_sig(program, checked, sig, "".into()));
+        }
+        metadata.closures.insert(fun, (key, cell));
+    }
     let mut by_name = HashMap::new();
     for (r, g) in &l.global_of {
         let name: Arc<str> = checked.names.get(r).cloned().unwrap_or_default().into();
@@ -763,16 +806,21 @@ impl<'a> Lowering<'a> {
             }
             ExprKind::Tuple(items) => Expr::Tuple(items.iter().map(|i| self.expr(i)).collect()),
             ExprKind::Handler(h) => {
-                // Applied explicitly (`handler[R, E] { … }`) rather than under `use`.
-                let _ = h;
-                Expr::HandlerValue(Arc::new(Handle {
-                    parallel: false,
-                    vars: Vec::new(),
-                    clauses: Vec::new(),
-                    panic: None,
-                    body: Expr::Const(Value::NULL),
-                    then: None,
-                }))
+                // Applied explicitly (`handler[R, E] { … }`) rather than under `use`: an agent
+                // of `continuation` that handles the call `continuation(value = null)` (§9.19).
+                self.stack.push(FnCx::new(FnKind::Agent));
+                let slot = self.temp_slot();
+                let body = self.handler(h, HandledBody::Continuation(slot));
+                let params = vec![Param {
+                    name: "continuation".into(),
+                    slot,
+                    default: None,
+                    pattern: None,
+                    private: false,
+                }];
+                let (fun, captures) =
+                    self.finish(body, params, "".into(), None, false, "".into(), None);
+                Expr::Closure { fun, captures }
             }
             ExprKind::Agent(a) => {
                 self.stack.push(FnCx::new(FnKind::Agent));
@@ -780,6 +828,7 @@ impl<'a> Lowering<'a> {
                 let body = self.block(&a.body.items);
                 let (fun, captures) =
                     self.finish(body, params, "".into(), None, a.private, "".into(), None);
+                self.closure_sigs.push((fun, (self.file, e.span.start)));
                 Expr::Closure { fun, captures }
             }
             ExprKind::Record(entries) => Expr::Record(
@@ -1041,6 +1090,8 @@ impl<'a> Lowering<'a> {
             .into();
         let (fun, captures) =
             self.finish(body, params, "".into(), None, decl.private, doc, self_slot);
+        self.closure_sigs
+            .push((fun, (self.file, decl.name.span.start)));
         Expr::Closure { fun, captures }
     }
 
@@ -1058,7 +1109,7 @@ impl<'a> Lowering<'a> {
             if let Some(p) = binder {
                 let _ = self.pattern(p);
             }
-            return self.handler(h, rest);
+            return self.handler(h, HandledBody::Rest(rest));
         }
         // The rest of the block becomes the continuation `k(value)`.
         self.stack.push(FnCx::new(FnKind::Continuation));
@@ -1090,8 +1141,8 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// `use handler (vars) { clauses } then …` with the rest of the block as its body.
-    fn handler(&mut self, h: &ast::HandlerExpr, rest: &[ast::Item]) -> Expr {
+    /// `handler (vars) { clauses } then …` handling `body`.
+    fn handler(&mut self, h: &ast::HandlerExpr, handled: HandledBody<'_>) -> Expr {
         let vars: Vec<Expr> = h.vars.iter().map(|v| self.expr(&v.init)).collect();
         let var_ids: Vec<Option<LocalId>> = h
             .vars
@@ -1101,7 +1152,13 @@ impl<'a> Lowering<'a> {
                 _ => None,
             })
             .collect();
-        let body = self.block(rest);
+        let body = match handled {
+            HandledBody::Rest(rest) => self.block(rest),
+            HandledBody::Continuation(slot) => Expr::CallValue {
+                callee: Box::new(Expr::Local(slot)),
+                args: vec![("value".into(), Expr::Const(Value::NULL))],
+            },
+        };
         let mut clauses = Vec::new();
         let mut panic = None;
         for c in &h.clauses {

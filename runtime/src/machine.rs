@@ -238,16 +238,10 @@ impl Ctx {
         }
     }
 
-    /// Metadata of a top-level callable value, by its qualified name, or of a minted tool.
+    /// The metadata of any callable value (`crate::reflect`); `None` for other values.
     pub fn metadata(&self, callee: &Value) -> Option<Metadata> {
         match &callee.v {
-            // Minted MCP tools describe themselves (`crate::reflect`).
-            V::Callable(c) if matches!(&**c, crate::callable::Callable::Tool(_)) => {
-                crate::reflect::metadata(self, callee)
-            }
-            V::Callable(c) => c
-                .qualified_name()
-                .and_then(|n| self.m.metadata.get(n).cloned()),
+            V::Callable(_) => crate::reflect::metadata(self, callee),
             _ => None,
         }
     }

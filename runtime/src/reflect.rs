@@ -22,9 +22,15 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
         | Callable::Native { name, .. } => ctx.m.metadata.get(name).cloned(),
         Callable::Constructor { ctor, .. } => ctx.m.metadata.get(&ctor.name).cloned(),
         Callable::Closure { fun, .. } => {
+            if let Some(typed) = ctx.m.metadata.closure(*fun) {
+                return Some(Metadata {
+                    description: ctx.m.funs.get(fun.0 as usize)?.doc.clone(),
+                    ..typed.clone()
+                });
+            }
+            // Closures the checker did not see (continuations, clauses, handler values): the
+            // schemas only name the parameters (any value, required unless defaulted).
             let fun = ctx.m.funs.get(fun.0 as usize)?;
-            // FIXME(closure metadata): closures carry no types at run time yet, so the schemas
-            // only name the parameters (any value, required unless defaulted).
             let mut properties = Map::new();
             let mut required = Vec::new();
             let mut names: Vec<_> = fun.params.iter().collect();

@@ -518,6 +518,9 @@ impl Checker<'_> {
         let (ret, row) = self.agent_body(&mut inner, &decl.body, written, false);
         let sig = sig_of(ret, row);
         let ty = sig.agent_ty();
+        self.out
+            .closures
+            .insert((ctx.file, decl.name.span.start), sig.clone());
         if let Some(id) = self_id {
             self.register_local_agent(id, sig);
         }
@@ -533,24 +536,23 @@ impl Checker<'_> {
         }
     }
 
-    pub(crate) fn anonymous_agent(&mut self, ctx: &mut Ctx, a: &ast::AgentExpr) -> Ty {
+    pub(crate) fn anonymous_agent(&mut self, ctx: &mut Ctx, a: &ast::AgentExpr, span: Span) -> Ty {
         let scope = self.ty_scope(ctx);
         let mut inner = self.ctx(ctx.module);
         inner.private = a.private || ctx.private;
         let params = self.binding_params(&mut inner, &scope, &a.params, true);
         let written = self.written(&scope, a.ret.as_ref(), a.effects.as_ref());
         let (ret, row) = self.agent_body(&mut inner, &a.body, written, false);
-        let param_ty = Ty::object(
-            params
-                .iter()
-                .map(|p| Field {
-                    name: p.name.clone(),
-                    ty: p.ty.clone(),
-                    optional: p.optional,
-                })
-                .collect(),
-            Rest::Open,
-        );
-        Ty::agent(param_ty, ret, row)
+        let sig = AgentSig {
+            generics: Vec::new(),
+            params,
+            ret,
+            row,
+            doc: String::new(),
+            private: inner.private,
+        };
+        let ty = sig.agent_ty();
+        self.out.closures.insert((ctx.file, span.start), sig);
+        ty
     }
 }

@@ -141,7 +141,7 @@ impl Checker<'_> {
                     }
                 };
             }
-            ExprKind::Agent(a) => self.anonymous_agent(ctx, a),
+            ExprKind::Agent(a) => self.anonymous_agent(ctx, a, e.span),
             ExprKind::Record(entries) => {
                 let mut fields: Vec<Field> = Vec::new();
                 for entry in entries {

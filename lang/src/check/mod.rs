@@ -64,6 +64,10 @@ pub struct Checked {
     pub names: HashMap<DeclRef, String>,
     /// Types of expressions, for tools.
     pub queries: Queries,
+    /// The signatures of local and anonymous agents, by file and the start of their span (a
+    /// local agent's name, an anonymous agent's `agent` keyword): what reflection reports about
+    /// closures (`prelude.md` §9).
+    pub closures: HashMap<(FileId, u32), AgentSig>,
 }
 
 /// State of a top-level agent's on-demand check.
