@@ -427,3 +427,52 @@ fn hostile_webhook_deliveries_get_400_and_never_panic() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!err.contains("panicked"), "stderr: {err}");
 }
+
+/// Reads until the server closes the connection (or 50 s pass): what it sent.
+fn read_until_closed(mut s: TcpStream) -> String {
+    let started = Instant::now();
+    s.set_read_timeout(Some(Duration::from_secs(50)))
+        .expect("timeout");
+    let mut out = Vec::new();
+    let closed = s.read_to_end(&mut out).is_ok();
+    assert!(
+        closed,
+        "the server kept a stalled connection open for {:?}",
+        started.elapsed()
+    );
+    String::from_utf8_lossy(&out).to_string()
+}
+
+#[test]
+fn stalled_clients_are_disconnected_and_never_block_others() {
+    let served = Served::start(&fixture(), &["-a", "seconds=120"]);
+    let (authority, path) = authority_path(&served.url);
+    // One connection that never sends anything, one that sends half a head, one that sends a
+    // head and then only part of its body.
+    let idle = TcpStream::connect(&authority).expect("connect");
+    let mut dripping = TcpStream::connect(&authority).expect("connect");
+    dripping
+        .write_all(format!("POST {path} HTTP/1.1\r\nHost: {authority}\r\n").as_bytes())
+        .expect("send half a head");
+    let mut stalled = TcpStream::connect(&authority).expect("connect");
+    stalled
+        .write_all(
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+            )
+            .as_bytes(),
+        )
+        .expect("send part of a body");
+    // Meanwhile everybody else is served.
+    add_works(&served.url);
+    let waits = [idle, dripping, stalled].map(|s| std::thread::spawn(move || read_until_closed(s)));
+    let [idle, dripping, stalled] = waits.map(|w| w.join().expect("reader"));
+    assert_eq!(idle, "", "an idle connection is closed without a reply");
+    assert_eq!(dripping, "", "a half-sent head is dropped without a reply");
+    assert!(
+        stalled.starts_with("HTTP/1.1 408"),
+        "a stalled body gets 408: {stalled:?}"
+    );
+    add_works(&served.url);
+    assert_eq!(served.stop(), "");
+}

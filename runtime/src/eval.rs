@@ -11,7 +11,7 @@ use katari_lang::ast::{BinOp, FilterTag, UnOp};
 
 use crate::callable::{Callable, next_closure_id};
 use crate::control::{Control, Ctl, panic};
-use crate::ir::{Clause, Expr, FunId, Handle, Pat, Stmt};
+use crate::ir::{Clause, Expr, FunId, Handle, Pat, Slot, Stmt};
 use crate::machine::{Ctx, Escalation, HFrame, Machine};
 use crate::native::NativeCall;
 use crate::value::{DataValue, Record, V, Value, equal, record_with_capacity};
@@ -226,10 +226,12 @@ impl Ctx {
                 }
             }
         }
+        let mark = self.active.len();
         let activation = match f.activation_slot {
             Some(slot) => {
                 let id = self.fresh_id();
                 frame[slot as usize] = Value::int(id as f64);
+                self.active.push(id);
                 id
             }
             None => 0,
@@ -237,6 +239,7 @@ impl Ctx {
         self.depth += 1;
         let result = self.eval(m, &mut frame, &f.body);
         self.depth -= 1;
+        self.active.truncate(mark);
         frame.clear();
         if self.pool.len() < 256 {
             self.pool.push(frame);
@@ -274,6 +277,13 @@ impl Ctx {
             },
             ok => ok,
         }
+    }
+
+    /// Whether the jump target with this runtime id is still running (the innermost target
+    /// is nearly always the one aimed at, so the search starts there).
+    #[inline]
+    fn is_active(&self, id: u64) -> bool {
+        self.active.iter().rev().any(|&t| t == id)
     }
 
     fn stopped(&self) -> bool {
@@ -368,6 +378,8 @@ impl Ctx {
             None
         };
         let id = self.fresh_id();
+        let mark = self.active.len();
+        self.active.push(id);
         let saved = std::mem::replace(&mut self.handlers, frame.parent.clone());
         // The clause's parameters: the request's arguments, then the `var` state.
         let result = match &guard {
@@ -384,6 +396,7 @@ impl Ctx {
             }
         };
         self.handlers = saved;
+        self.active.truncate(mark);
         let apply = |updates: &mut Vec<(u32, Value)>,
                      guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| {
             match guard {
@@ -644,6 +657,9 @@ impl Ctx {
             Expr::Return(value, slot) => {
                 let v = self.eval(m, frame, value)?;
                 let activation = slot.map(|s| id_of(&frame[s as usize])).unwrap_or(0);
+                if activation != 0 && !self.is_active(activation) {
+                    return Err(self.raise_panic(m, "return target is no longer active".into()));
+                }
                 Err(self.jump(Control::Return {
                     activation,
                     value: v,
@@ -660,18 +676,24 @@ impl Ctx {
                 for (i, e) in updates {
                     ups.push((*i, self.eval(m, frame, e)?));
                 }
+                let target = id_of(&frame[*target as usize]);
+                if !self.is_active(target) {
+                    self.spare_updates = ups;
+                    return Err(self.raise_panic(m, "next target is no longer active".into()));
+                }
                 Err(self.jump(Control::Next {
-                    target: id_of(&frame[*target as usize]),
+                    target,
                     value: v,
                     updates: ups,
                 }))
             }
             Expr::Break { target, value } => {
                 let v = self.eval(m, frame, value)?;
-                Err(self.jump(Control::Break {
-                    target: id_of(&frame[*target as usize]),
-                    value: v,
-                }))
+                let target = id_of(&frame[*target as usize]);
+                if !self.is_active(target) {
+                    return Err(self.raise_panic(m, "break target is no longer active".into()));
+                }
+                Err(self.jump(Control::Break { target, value: v }))
             }
         }
     }
@@ -913,7 +935,12 @@ impl Ctx {
                     )
                 })
                 .collect();
-            let results = match self.parallel(m, frame, branches, Some(id)) {
+            let vars: Vec<Slot> = f.vars.iter().map(|(slot, _)| *slot).collect();
+            let mark = self.active.len();
+            self.active.push(id);
+            let outcome = self.parallel(m, frame, branches, Some((id, &vars)));
+            self.active.truncate(mark);
+            let results = match outcome {
                 Ok(values) => values,
                 Err(c) => match *c {
                     Control::Break { target, value } if target == id => return Ok(value),
@@ -940,6 +967,28 @@ impl Ctx {
         }
         let id = self.fresh_id();
         frame[f.target as usize] = Value::int(id as f64);
+        let mark = self.active.len();
+        self.active.push(id);
+        let results = self.iterate(m, frame, f, private, items, id);
+        self.active.truncate(mark);
+        match results {
+            Ok(Iterated::All(results)) => self.loop_then(m, frame, f, results),
+            Ok(Iterated::Broke(value)) => Ok(value),
+            Err(c) => Err(c),
+        }
+    }
+
+    /// The iterations of a sequential loop whose runtime id is `id`: their values, or the value
+    /// of the `break` that stopped them.
+    fn iterate(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        f: &crate::ir::ForLoop,
+        private: bool,
+        items: impl ExactSizeIterator<Item = Value>,
+        id: u64,
+    ) -> Result<Iterated, Ctl> {
         let mut results = Vec::with_capacity(if f.collect { items.len() } else { 0 });
         for item in items {
             if self.stopped() {
@@ -969,7 +1018,7 @@ impl Ctx {
                             self.spare_updates = updates;
                             value
                         }
-                        Control::Break { value, .. } => return Ok(value),
+                        Control::Break { value, .. } => return Ok(Iterated::Broke(value)),
                         other => return Err(ctl(other)),
                     }
                 }
@@ -978,7 +1027,7 @@ impl Ctx {
                 results.push(value);
             }
         }
-        self.loop_then(m, frame, f, results)
+        Ok(Iterated::All(results))
     }
 
     /// The loop's value: its `then` block, or the array of iteration values.
@@ -1188,6 +1237,14 @@ impl Ctx {
             },
         }
     }
+}
+
+/// How the iterations of a sequential loop ended.
+enum Iterated {
+    /// Every iteration ran: their values (empty when the loop does not collect them).
+    All(Vec<Value>),
+    /// A `break` stopped the loop with this value; `then` does not run.
+    Broke(Value),
 }
 
 /// A clone of an operand with integers copied inline: the derived `Clone` is an out-of-line call

@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Request, Response, StatusCode, header};
-use axum::serve::ListenerExt;
 use base64::Engine;
 
 use crate::callable::Callable;
@@ -26,6 +25,15 @@ use crate::value::{Privacy, V, Value, to_wire};
 
 /// The largest request body accepted (HTTP 413 beyond).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// How long a connection may take to send a request's head, counted from when the server is
+/// ready for it, including the idle time of a kept-alive connection between requests: a client
+/// that sends nothing, or drips its headers, is disconnected instead of holding a socket forever.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a request's body may take to arrive once its head has (HTTP 408 beyond); at the
+/// 4 MiB limit that still allows a client sending 140 KB/s.
+const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What an endpoint answers with: status, content type (none for an empty body) and body.
 pub struct Reply {
@@ -158,22 +166,42 @@ fn start() -> Result<Listener, String> {
         tokio::net::TcpListener::from_std(std_listener)
             .map_err(|e| format!("cannot start the loopback listener: {e}"))?
     };
-    rt.spawn(async move {
-        // Replies are small and written at once: without TCP_NODELAY, Nagle's algorithm and
-        // delayed acknowledgements hold each one back by tens of milliseconds.
-        let accepted = tokio_listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let app = axum::Router::new().fallback(handle);
-        if let Err(e) = axum::serve(accepted, app).await {
-            eprintln!("katari: the loopback listener stopped: {e}");
-        }
-    });
+    rt.spawn(accept(tokio_listener));
     Ok(Listener {
         base,
         public,
         routes: RwLock::new(HashMap::new()),
     })
+}
+
+/// Accepts connections for the life of the process, serving each over HTTP/1.1 on a task of its
+/// own.
+async fn accept(listener: tokio::net::TcpListener) {
+    let app = axum::Router::new().fallback(handle);
+    loop {
+        let tcp = match listener.accept().await {
+            Ok((tcp, _)) => tcp,
+            // Out of file descriptors and the like: the condition passes as connections close,
+            // and spinning on it would starve them.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Replies are small and written at once: without TCP_NODELAY, Nagle's algorithm and
+        // delayed acknowledgements hold each one back by tens of milliseconds.
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT);
+            // A failed connection (a reset, a timeout, garbage) concerns only that client.
+            let _ = http
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                .await;
+        });
+    }
 }
 
 /// Whether a `Host` (or `Origin` authority) names this machine's loopback interface.
@@ -257,7 +285,14 @@ async fn answer(request: Request<Body>) -> Reply {
     if too_large {
         return kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB");
     }
-    match axum::body::to_bytes(request.into_body(), BODY_LIMIT).await {
+    let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT);
+    let Ok(body) = tokio::time::timeout(BODY_READ_TIMEOUT, body).await else {
+        return kind.error(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body did not arrive in time",
+        );
+    };
+    match body {
         Ok(body) => route.post(body).await,
         Err(e) if over_limit(&e) => {
             kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB")

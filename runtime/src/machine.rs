@@ -152,6 +152,11 @@ pub struct Ctx {
     pub(crate) spare_updates: Vec<(u32, Value)>,
     /// Where templates and `++` assemble their text before the one copy into an `Arc<str>`.
     pub(crate) scratch: String,
+    /// The runtime ids of the jump targets still running on this thread (activations targeted
+    /// by a `return` in a `use` continuation, `for` loops, clause runs), innermost last. A jump
+    /// whose target is not here was made by a continuation that outlived it: it panics with
+    /// `… target is no longer active` (§9.15) instead of unwinding to nowhere.
+    pub(crate) active: Vec<u64>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -176,6 +181,7 @@ impl Ctx {
             spare: None,
             spare_updates: Vec::new(),
             scratch: String::new(),
+            active: Vec::new(),
         }
     }
 
@@ -198,6 +204,9 @@ impl Ctx {
         let mut c = Ctx::new(self.m.clone());
         c.handlers = self.handlers.clone();
         c.depth = self.depth;
+        // The forking thread's targets stay active while the fork runs: a branch may jump to
+        // them (the jump travels back as the branch's failure).
+        c.active = self.active.clone();
         c
     }
 
