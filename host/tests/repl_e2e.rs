@@ -100,6 +100,39 @@ fn a_redefinition_replaces_the_old_declaration() {
 }
 
 #[test]
+fn a_let_broken_by_a_redefinition_is_dropped_and_the_session_goes_on() {
+    let input = "agent f() -> integer { 1 }\n\
+                 let x = f() + 1\n\
+                 let y = x * 10\n\
+                 let z = 7\n\
+                 agent f() -> string { \"one\" }\n\
+                 z + 1\n\
+                 f()\n\
+                 x\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(
+        stdout,
+        "defined agent f : agent () -> integer\n\
+         x : integer = 2\n\
+         y : integer = 20\n\
+         z : integer = 7\n\
+         redefined agent f : agent () -> string\n\
+         8 : integer\n\
+         \"one\" : string\n"
+    );
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(
+        notes,
+        [
+            "note: `x` is no longer bound: its `let` does not check against the new declarations",
+            "note: `y` is no longer bound: its `let` does not check against the new declarations",
+        ]
+    );
+    assert!(stderr.contains("K2001"), "`x` is unknown now: {stderr}");
+    assert_eq!(status, 1);
+}
+
+#[test]
 fn let_binds_for_later_inputs() {
     let (status, stdout, _) = piped("let x = 20\nx + 22\n");
     assert_eq!(stdout, "x : integer = 20\n42 : integer\n");
@@ -341,7 +374,7 @@ fn load_resolves_imports_from_the_loaded_files_folder() {
 
 #[test]
 fn reload_picks_up_an_edited_file() {
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Read};
     let dir = scratch(&[("lib.kt", "agent n() -> integer { 1 }\n")]);
     let mut child = katari(&dir, &["repl"])
         .stdin(Stdio::piped())
@@ -361,14 +394,40 @@ fn reload_picks_up_an_edited_file() {
     assert_eq!(line(), "defined agent n : agent () -> integer\n");
     assert_eq!(line(), "(loaded lib.kt)\n");
     assert_eq!(line(), "1 : integer\n");
-    std::fs::write(dir.join("lib.kt"), "agent n() -> integer { 2 }\n").expect("edit");
+    std::fs::write(
+        dir.join("lib.kt"),
+        "agent n() -> integer { 2 }\nagent m() -> integer { 3 }\n",
+    )
+    .expect("edit");
     stdin.write_all(b".reload\nn()\n").expect("write");
-    drop(stdin);
     assert_eq!(line(), "redefined agent n : agent () -> integer\n");
+    assert_eq!(line(), "defined agent m : agent () -> integer\n");
     assert_eq!(line(), "(loaded lib.kt)\n");
     assert_eq!(line(), "2 : integer\n");
+    // A declaration deleted from the file goes with the next reload; the session's own stay.
+    std::fs::write(dir.join("lib.kt"), "agent n() -> integer { 4 }\n").expect("edit");
+    stdin
+        .write_all(b"agent own() -> integer { 5 }\n.reload\nn() + own()\nm()\n")
+        .expect("write");
+    drop(stdin);
+    assert_eq!(line(), "defined agent own : agent () -> integer\n");
+    assert_eq!(line(), "removed m (no longer in the file)\n");
+    assert_eq!(line(), "redefined agent n : agent () -> integer\n");
+    assert_eq!(line(), "(loaded lib.kt)\n");
+    assert_eq!(line(), "9 : integer\n");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr is piped")
+        .read_to_string(&mut err)
+        .expect("read stderr");
+    assert!(
+        err.contains("K2001"),
+        "calling the removed agent fails: {err}"
+    );
     let status = child.wait().expect("katari ends");
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(status.code(), Some(1), "an input failed");
 }
 
 #[test]

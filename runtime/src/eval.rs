@@ -1053,18 +1053,28 @@ impl Ctx {
     }
 
     /// Evaluates branches concurrently, each on its own thread with a copy of the frame;
-    /// results in source order. A failing branch cancels the others; its failure propagates.
+    /// results in source order. A failing branch cancels the others; the failure that occurred
+    /// first propagates (§9.17). For a `parallel for`, `lp` gives the loop's runtime id and the
+    /// slots of its `var`s: each iteration starts from the state current when it starts, and
+    /// `next … with` updates it in completion order, so `then` sees the final state (§9.16).
     fn parallel(
         &mut self,
         m: &Machine,
         frame: &mut [Value],
         branches: Vec<(&Expr, Option<(&Pat, Value)>)>,
-        loop_id: Option<u64>,
+        lp: Option<(u64, &[Slot])>,
     ) -> Result<Vec<Value>, Ctl> {
         let cancel = Arc::new(AtomicBool::new(false));
         let n = branches.len();
-        let mut outcomes: Vec<Option<R>> = (0..n).map(|_| None).collect();
+        let mut outcomes: Vec<Option<(R, usize)>> = (0..n).map(|_| None).collect();
         let base: Vec<Value> = frame.to_vec();
+        let loop_id = lp.map(|(id, _)| id);
+        let vars: &[Slot] = lp.map(|(_, vars)| vars).unwrap_or_default();
+        let state: Mutex<Vec<Value>> =
+            Mutex::new(vars.iter().map(|s| frame[*s as usize].clone()).collect());
+        // Failures are numbered as they happen, so that the first one wins whatever the
+        // order of the branches that reported them.
+        let tickets = std::sync::atomic::AtomicUsize::new(0);
         // A pool of workers takes the branches in order from a shared index: at most
         // `PARALLEL_WORKERS` run at once (`language.md` §9.22 permits, not requires,
         // concurrency), and a loop over many elements no longer starts a thread for each.
@@ -1082,9 +1092,10 @@ impl Ctx {
             let mut handles = Vec::with_capacity(workers.len());
             for mut ctx in workers {
                 let (branches, base, next, cancel) = (&branches, &base, &next, &cancel);
+                let (state, tickets) = (&state, &tickets);
                 let builder = std::thread::Builder::new().stack_size(crate::BRANCH_STACK);
                 let spawned = builder.spawn_scoped(scope, move || {
-                    let mut done: Vec<(usize, R)> = Vec::new();
+                    let mut done: Vec<(usize, R, usize)> = Vec::new();
                     loop {
                         if cancel.load(Ordering::Relaxed) {
                             break;
@@ -1094,6 +1105,12 @@ impl Ctx {
                             break;
                         };
                         let mut local = base.clone();
+                        if !vars.is_empty() {
+                            let current = state.lock().unwrap_or_else(|e| e.into_inner());
+                            for (slot, v) in vars.iter().zip(current.iter()) {
+                                local[*slot as usize] = v.clone();
+                            }
+                        }
                         let r = if let Some((pat, item)) = binding
                             && !ctx.bind(&mut local, pat, item)
                         {
@@ -1106,17 +1123,33 @@ impl Ctx {
                                     if Some(*target) == loop_id) =>
                                 {
                                     match *c {
-                                        Control::Next { value, .. } => Ok(value),
+                                        Control::Next { value, updates, .. } => {
+                                            if !updates.is_empty() {
+                                                let mut current =
+                                                    state.lock().unwrap_or_else(|e| e.into_inner());
+                                                for (slot, v) in updates {
+                                                    if let Some(k) =
+                                                        vars.iter().position(|s| *s == slot)
+                                                    {
+                                                        current[k] = v;
+                                                    }
+                                                }
+                                            }
+                                            Ok(value)
+                                        }
                                         other => Err(ctl(other)),
                                     }
                                 }
                                 other => other,
                             }
                         };
-                        if r.is_err() {
+                        let ticket = if r.is_err() {
                             cancel.store(true, Ordering::Relaxed);
-                        }
-                        done.push((i, r));
+                            tickets.fetch_add(1, Ordering::SeqCst)
+                        } else {
+                            0
+                        };
+                        done.push((i, r, ticket));
                     }
                     done
                 });
@@ -1126,8 +1159,8 @@ impl Ctx {
                 match h {
                     Ok(h) => match h.join() {
                         Ok(done) => {
-                            for (i, r) in done {
-                                outcomes[i] = Some(r);
+                            for (i, r, ticket) in done {
+                                outcomes[i] = Some((r, ticket));
                             }
                         }
                         Err(_) => {
@@ -1156,27 +1189,31 @@ impl Ctx {
             return Err(b);
         }
         let mut values = Vec::with_capacity(n);
-        let mut failure: Option<Ctl> = None;
-        for o in outcomes.into_iter().flatten() {
+        // The earliest failure that is not a cancellation (branches cancelled because another
+        // failed report `Interrupted`); a cancellation only when that is all there is (Ctrl-C).
+        let mut failure: Option<(Ctl, usize)> = None;
+        for (o, ticket) in outcomes.into_iter().flatten() {
             match o {
                 Ok(v) => values.push(v),
                 Err(c) => {
-                    let interrupted = matches!(*c, Control::Interrupted);
-                    if failure.is_none()
-                        || (!interrupted
-                            && failure
-                                .as_ref()
-                                .is_some_and(|f| matches!(**f, Control::Interrupted)))
+                    let rank = |c: &Control, t: usize| (matches!(c, Control::Interrupted), t);
+                    if failure
+                        .as_ref()
+                        .is_none_or(|(f, t)| rank(&c, ticket) < rank(f, *t))
                     {
-                        failure = Some(c);
+                        failure = Some((c, ticket));
                     }
                 }
             }
         }
-        match failure {
-            Some(f) => Err(f),
-            None => Ok(values),
+        if let Some((f, _)) = failure {
+            return Err(f);
         }
+        let state = state.into_inner().unwrap_or_else(|e| e.into_inner());
+        for (slot, v) in vars.iter().zip(state) {
+            frame[*slot as usize] = v;
+        }
+        Ok(values)
     }
 
     // -------------------------------------------------------------------------------------

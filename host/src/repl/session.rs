@@ -53,6 +53,9 @@ struct Entry {
     /// The declared name; `None` for an import (keyed by its text).
     name: Option<String>,
     text: String,
+    /// The file it was loaded from (`.load`), so that `.reload` can drop what the file no
+    /// longer declares.
+    from: Option<PathBuf>,
 }
 
 /// A loaded and checked synthetic program.
@@ -265,11 +268,37 @@ impl Session {
     /// Adds the declarations of `input` (replacing same-named ones) when they check; prints
     /// what was defined. Returns whether they were added.
     fn declare(&mut self, input: &str, announce: bool) -> bool {
+        self.declare_from(input, announce, None)
+    }
+
+    /// [`Self::declare`] of a file's text: declarations that earlier loads of the same file
+    /// added and the file no longer has are removed.
+    fn declare_from(&mut self, input: &str, announce: bool, from: Option<&Path>) -> bool {
         let parsed = parser::parse(FileId(0), input);
-        if !parsed.diagnostics.iter().any(|d| d.is_error()) && parsed.module.decls.is_empty() {
+        let mut decls = self.decls.clone();
+        let mut removed = Vec::new();
+        if let Some(file) = from {
+            let current: Vec<String> = parsed
+                .module
+                .decls
+                .iter()
+                .filter_map(|d| d.name().map(|n| n.text.to_string()))
+                .collect();
+            decls.retain(|e| {
+                let stale = e.from.as_deref() == Some(file)
+                    && e.name.as_ref().is_some_and(|n| !current.contains(n));
+                if stale {
+                    removed.extend(e.name.clone());
+                }
+                !stale
+            });
+        }
+        if !parsed.diagnostics.iter().any(|d| d.is_error())
+            && parsed.module.decls.is_empty()
+            && removed.is_empty()
+        {
             return true;
         }
-        let mut decls = self.decls.clone();
         let mut added = Vec::new();
         let mut pushed = 0;
         let mut start = 0;
@@ -293,7 +322,11 @@ impl Session {
             if let Some(n) = &name {
                 added.push((n.clone(), kind_word(decl), existed));
             }
-            decls.push(Entry { name, text });
+            decls.push(Entry {
+                name,
+                text,
+                from: from.map(Path::to_path_buf),
+            });
             pushed += 1;
         }
         let text = module_text(&decls, None);
@@ -326,6 +359,9 @@ impl Session {
             }
         }
         if announce {
+            for name in &removed {
+                out(&format!("removed {name} (no longer in the file)"));
+            }
             for (name, kind, existed) in &added {
                 if *kind == "import" {
                     out(&format!("imported {name}"));
@@ -340,7 +376,32 @@ impl Session {
             }
         }
         self.last = Some(Arc::new(built));
+        self.prune_lets();
         true
+    }
+
+    /// Drops the `let`s that no longer check against the session's declarations (a
+    /// redefinition or a reload changed what they use), with a note for each, so that one stale
+    /// binding does not make every later input fail. A `let` that uses a dropped one goes too.
+    fn prune_lets(&mut self) {
+        if self.lets.is_empty() || !self.build_with_body("null").errors() {
+            return;
+        }
+        for bound in std::mem::take(&mut self.lets) {
+            self.lets.push(bound);
+            if self.build_with_body("null").errors()
+                && let Some(stale) = self.lets.pop()
+            {
+                let what = match stale.names.as_slice() {
+                    [] => stale.text.lines().next().unwrap_or_default().to_string(),
+                    names => names.join(", "),
+                };
+                let _ = writeln!(
+                    io::stderr(),
+                    "note: `{what}` is no longer bound: its `let` does not check against the new declarations"
+                );
+            }
+        }
     }
 
     /// Runs a `let` input once and keeps the values it bound: `NAME : TYPE = VALUE` for each
@@ -663,7 +724,7 @@ impl Session {
             Ok(text) => {
                 let home = path.parent().map(Path::to_path_buf).unwrap_or_default();
                 let before = std::mem::replace(&mut self.home, home);
-                let ok = self.declare(&text, true);
+                let ok = self.declare_from(&text, true, Some(path));
                 if ok {
                     out(&format!("(loaded {})", path.display()));
                 } else {
