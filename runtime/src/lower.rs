@@ -17,7 +17,7 @@ use crate::callable::Callable;
 use crate::ir::*;
 use crate::machine::{Host, Machine, Metadata};
 use crate::native::{NativeFn, NativeTable};
-use crate::value::{Ctor, Value};
+use crate::value::{Ctor, V, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Key {
@@ -113,6 +113,34 @@ impl MetadataTable {
         }
         let (program, checked) = self.source.as_ref()?;
         Some(cell.get_or_init(|| metadata_of(program, checked, *r, name)))
+    }
+
+    /// The metadata of the top-level callable with this qualified name, specialised to a
+    /// generic instantiation; `None` when the machine does not keep the checked program.
+    pub fn instantiated(&self, name: &str, args: &[GenArg]) -> Option<Metadata> {
+        let (r, _) = self.entries.get(name)?;
+        let (program, checked) = self.source.as_ref()?;
+        let sig = checked.signatures.get(r)?;
+        let mut subst = Subst::default();
+        for (g, a) in sig.generics.iter().zip(args) {
+            subst.generics.insert(*g, a.clone());
+        }
+        let specialised = AgentSig {
+            generics: Vec::new(),
+            params: sig
+                .params
+                .iter()
+                .map(|p| katari_lang::check::ParamSig {
+                    ty: subst.ty(&p.ty),
+                    ..p.clone()
+                })
+                .collect(),
+            ret: subst.ty(&sig.ret),
+            row: subst.row(&sig.row),
+            doc: sig.doc.clone(),
+            private: sig.private,
+        };
+        Some(metadata_of_sig(program, checked, &specialised, name.into()))
     }
 
     /// The metadata of a closure of this function (a local or anonymous agent), typed as the
@@ -774,7 +802,10 @@ impl<'a> Lowering<'a> {
                 Expr::Field(Box::new(t), field.text.as_str().into())
             }
             ExprKind::Call { callee, args } => self.call(e.span, callee, args, None),
-            ExprKind::TypeApply { callee, .. } => self.expr(callee),
+            ExprKind::TypeApply { callee, .. } => {
+                let inner = self.expr(callee);
+                self.instantiated(inner, e.span)
+            }
             ExprKind::Binary { op, left, right } => {
                 Expr::Binary(*op, Box::new(self.expr(left)), Box::new(self.expr(right)))
             }
@@ -854,6 +885,52 @@ impl<'a> Lowering<'a> {
             },
             _ => Expr::Const(Value::NULL),
         }
+    }
+
+    /// A top-level callable applied to type arguments (`identity[integer]`) as a value: the
+    /// callable carrying the instantiation the checker recorded, so that reflection and
+    /// `call_agent` see the specialised schemas (`prelude.md` §9).
+    fn instantiated(&self, inner: Expr, span: Span) -> Expr {
+        let Expr::Global(g) = &inner else {
+            return inner;
+        };
+        let Some(args) = self.checked.queries.instantiation(self.file, span) else {
+            return inner;
+        };
+        let Some(V::Callable(c)) = self.globals.get(g.0 as usize).map(|v| &v.v) else {
+            return inner;
+        };
+        let generics = Some(Arc::new(args.to_vec()));
+        let c = match &**c {
+            Callable::Agent {
+                fun, decl, name, ..
+            } => Callable::Agent {
+                fun: *fun,
+                decl: *decl,
+                name: name.clone(),
+                generics,
+            },
+            Callable::Request { decl, name, .. } => Callable::Request {
+                decl: *decl,
+                name: name.clone(),
+                generics,
+            },
+            Callable::Constructor { decl, ctor, .. } => Callable::Constructor {
+                decl: *decl,
+                ctor: ctor.clone(),
+                generics,
+            },
+            Callable::Native {
+                index, decl, name, ..
+            } => Callable::Native {
+                index: *index,
+                decl: *decl,
+                name: name.clone(),
+                generics,
+            },
+            _ => return inner,
+        };
+        Expr::Const(Value::callable(c))
     }
 
     /// The declaration a callee expression names statically, if any, and the span its

@@ -15,8 +15,35 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
         return None;
     };
     match &**c {
-        // FIXME(generics): the schemas should be specialised to `generics`; the machine keeps one
-        // uninstantiated entry per name.
+        // A value written `f[T]` carries its instantiation: the schemas are specialised to it.
+        Callable::Agent {
+            name,
+            generics: Some(args),
+            ..
+        }
+        | Callable::Request {
+            name,
+            generics: Some(args),
+            ..
+        }
+        | Callable::Native {
+            name,
+            generics: Some(args),
+            ..
+        } => ctx
+            .m
+            .metadata
+            .instantiated(name, args)
+            .or_else(|| ctx.m.metadata.get(name).cloned()),
+        Callable::Constructor {
+            ctor,
+            generics: Some(args),
+            ..
+        } => ctx
+            .m
+            .metadata
+            .instantiated(&ctor.name, args)
+            .or_else(|| ctx.m.metadata.get(&ctor.name).cloned()),
         Callable::Agent { name, .. }
         | Callable::Request { name, .. }
         | Callable::Native { name, .. } => ctx.m.metadata.get(name).cloned(),
