@@ -211,7 +211,11 @@ impl Ctx {
     /// parameters, then evaluates the body and catches the `return`s aimed at it.
     fn enter(&mut self, m: &Machine, fun: FunId, mut frame: Vec<Value>) -> R {
         let f = &m.funs[fun.0 as usize];
-        if self.depth >= m.max_depth {
+        let here = stack_address();
+        if self.stack_base == 0 {
+            self.stack_base = here;
+        }
+        if self.depth >= m.max_depth || self.stack_base.saturating_sub(here) > self.stack_budget {
             return Err(self.raise_panic(m, "call depth limit exceeded".into()));
         }
         if self.stopped() {
@@ -1274,6 +1278,14 @@ impl Ctx {
             },
         }
     }
+}
+
+/// The address of a local of the caller's frame: how deep the thread's stack is (it grows
+/// downwards on every supported target).
+#[inline(always)]
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 /// How the iterations of a sequential loop ended.

@@ -589,7 +589,7 @@ impl<'a> Lowering<'a> {
             .into();
         self.owner = (name.clone(), 0);
         self.stack.push(FnCx::new(FnKind::Agent));
-        let params = self.params(&a.params, Some(r));
+        let params = self.params(&a.params, self.checked.signatures.get(&r));
         let body = self.block(&a.body.items);
         let doc: Arc<str> = a
             .doc
@@ -600,8 +600,9 @@ impl<'a> Lowering<'a> {
         self.finish(body, params, name, Some(r), a.private, doc, None);
     }
 
-    fn params(&mut self, params: &[ast::Param], decl: Option<DeclRef>) -> Vec<Param> {
-        let sig = decl.and_then(|d| self.checked.signatures.get(&d));
+    /// The parameters of a function; `sig` (the checker's signature) says which are declared
+    /// `of private`.
+    fn params(&mut self, params: &[ast::Param], sig: Option<&'a AgentSig>) -> Vec<Param> {
         params
             .iter()
             .enumerate()
@@ -855,7 +856,8 @@ impl<'a> Lowering<'a> {
             }
             ExprKind::Agent(a) => {
                 self.stack.push(FnCx::new(FnKind::Agent));
-                let params = self.params(&a.params, None);
+                let sig = self.checked.closures.get(&(self.file, e.span.start));
+                let params = self.params(&a.params, sig);
                 let body = self.block(&a.body.items);
                 let (fun, captures) =
                     self.finish(body, params, "".into(), None, a.private, "".into(), None);
@@ -1157,7 +1159,8 @@ impl<'a> Lowering<'a> {
         let self_key = self.local_key(decl.name.span);
         self.stack.push(FnCx::new(FnKind::Agent));
         let self_slot = self_key.map(|k| self.new_slot(k));
-        let params = self.params(&decl.params, None);
+        let sig = self.checked.closures.get(&(self.file, decl.name.span.start));
+        let params = self.params(&decl.params, sig);
         let body = self.block(&decl.body.items);
         let doc: Arc<str> = decl
             .doc

@@ -157,6 +157,12 @@ pub struct Ctx {
     /// whose target is not here was made by a continuation that outlived it: it panics with
     /// `… target is no longer active` (§9.15) instead of unwinding to nowhere.
     pub(crate) active: Vec<u64>,
+    /// The stack address of this context's first call (0 until then) and how many bytes below it
+    /// calls may go. A parallel branch or served call runs on a thread with a smaller stack than
+    /// the run's main thread, so there the call depth limit alone would let deep recursion
+    /// overflow the stack (§9.21 requires the panic `call depth limit exceeded` instead).
+    pub(crate) stack_base: usize,
+    pub(crate) stack_budget: usize,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -164,6 +170,9 @@ impl std::fmt::Debug for Ctx {
         f.debug_struct("Ctx").field("depth", &self.depth).finish()
     }
 }
+
+/// The stack a forked context keeps free below its deepest call.
+const BRANCH_STACK_MARGIN: usize = 32 * 1024 * 1024;
 
 static THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -182,6 +191,8 @@ impl Ctx {
             spare_updates: Vec::new(),
             scratch: String::new(),
             active: Vec::new(),
+            stack_base: 0,
+            stack_budget: usize::MAX,
         }
     }
 
@@ -207,6 +218,9 @@ impl Ctx {
         // The forking thread's targets stay active while the fork runs: a branch may jump to
         // them (the jump travels back as the branch's failure).
         c.active = self.active.clone();
+        // Forks run on threads of `BRANCH_STACK` bytes (parallel branches, served calls); the
+        // margin leaves room for a `panic` clause and for natives that recurse over values.
+        c.stack_budget = crate::BRANCH_STACK - BRANCH_STACK_MARGIN;
         c
     }
 

@@ -180,11 +180,16 @@ pub fn equal(a: &Value, b: &Value) -> bool {
 // Numbers and strings as text (§11.2)
 // -------------------------------------------------------------------------------------------
 
-/// [`format_number`] as shared text. Integral values below 10^18 are written into a stack buffer
+/// Up to 2^53 an integral binary64 value's exact digits are also its shortest round-tripping
+/// ones, which is what JavaScript prints; above, the shortest digits can be fewer
+/// (`594822945594790912` prints as `594822945594790900`).
+const EXACT_DIGITS: f64 = 9_007_199_254_740_992.0;
+
+/// [`format_number`] as shared text. Integral values up to 2^53 are written into a stack buffer
 /// and copied once into the `Arc`, sparing the intermediate `String` (`string.to_string` of an
 /// integer is common in string building).
 pub fn number_text(x: f64) -> Arc<str> {
-    if x.fract() == 0.0 && x.abs() < 1e18 && x != 0.0 {
+    if x.fract() == 0.0 && x.abs() <= EXACT_DIGITS && x != 0.0 {
         let mut buf = [0u8; 20];
         let mut at = buf.len();
         let mut n = x.abs() as u64;
@@ -220,9 +225,9 @@ pub fn format_number(x: f64) -> String {
     if x < 0.0 {
         return format!("-{}", format_number(-x));
     }
-    // Integral values below 2^63 print as their digits; the general path below is for fractions
-    // and exponents.
-    if x.fract() == 0.0 && x < 1e18 {
+    // Integral values up to 2^53 print as their exact digits; the general path below is for
+    // larger ones, fractions and exponents.
+    if x.fract() == 0.0 && x <= EXACT_DIGITS {
         return (x as u64).to_string();
     }
     // Rust's `{:e}` gives the shortest round-tripping digits: `d.ddde±x`.
@@ -393,6 +398,12 @@ mod tests {
             (f64::NAN, "NaN"),
             (f64::NEG_INFINITY, "-Infinity"),
         ];
+        let cases = cases.into_iter().chain([
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (594_822_945_594_790_912.0, "594822945594790900"),
+            (-67_706_788_023_824_168.0, "-67706788023824170"),
+            (1e18, "1000000000000000000"),
+        ]);
         for (x, text) in cases {
             assert_eq!(format_number(x), text, "{x}");
             assert_eq!(&*number_text(x), text, "{x}");

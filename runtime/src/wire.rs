@@ -267,6 +267,11 @@ struct Decoder<'m> {
 
 impl Decoder<'_> {
     fn value<D: Doc>(&self, doc: &D, path: &Path<'_>) -> Result<Value, String> {
+        // Values nest as deeply as their input: grow the stack rather than overflow it.
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.value_unguarded(doc, path))
+    }
+
+    fn value_unguarded<D: Doc>(&self, doc: &D, path: &Path<'_>) -> Result<Value, String> {
         Ok(match doc.node() {
             Node::Null => Value::NULL,
             Node::Bool(b) => Value::bool(b),

@@ -102,6 +102,10 @@ fn index_of(_: &mut Ctx, a: &mut Args<'_>) -> R {
 
 fn flatten(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let outer = a.get(0).private;
+    // The result is copied from the outer array and from every inner one, so a private inner
+    // array makes it private too (§8.6 rule 4): its length would reveal the inner one's, as
+    // `array.concat` of that array would.
+    let mut copied_private = outer;
     let mut items = Vec::new();
     for (i, inner) in a.array(0)?.iter().enumerate() {
         let V::Array(elements) = &inner.v else {
@@ -112,9 +116,10 @@ fn flatten(_: &mut Ctx, a: &mut Args<'_>) -> R {
         };
         // Elements read through a private inner array are private (rule 3).
         let through = outer || inner.private;
+        copied_private |= inner.private;
         items.extend(elements.iter().map(|e| e.clone().with_private(through)));
     }
-    Ok(Value::array(items).with_private(outer))
+    Ok(Value::array(items).with_private(copied_private))
 }
 
 fn reverse(_: &mut Ctx, a: &mut Args<'_>) -> R {

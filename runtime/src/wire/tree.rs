@@ -112,6 +112,11 @@ pub fn json_to_tree(c: &JsonCtors, json: &serde_json::Value) -> Value {
 /// The tree of a value's wire form (`json.encode`, `language.md` §11.1), revealing private
 /// values; each node keeps the private flag of the value it stands for.
 pub fn encode_tree(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
+    // Values nest as deeply as the program built them: grow the stack rather than overflow it.
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || encode_unguarded(c, value))
+}
+
+fn encode_unguarded(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
     let node = match &value.v {
         V::Null => c.null(),
         V::Bool(b) => c.boolean(*b),

@@ -78,10 +78,24 @@ fn structural_natives_keep_each_flag() {
         ])],
     )
     .expect("flat");
+    assert!(
+        flat.private,
+        "the result is copied from a private inner array, whose length it reveals"
+    );
     let V::Array(flat) = &flat.v else {
         panic!("array")
     };
     assert!(flat[0].private && !flat[1].private);
+    let public = call(
+        &mut c,
+        "prelude.array.flatten",
+        vec![arr(vec![arr(vec![secret("x")]), arr(vec![s("y")])])],
+    )
+    .expect("flat");
+    assert!(
+        !public.private,
+        "public containers of private elements stay public"
+    );
 }
 
 #[test]
