@@ -33,7 +33,7 @@ pub enum Callable {
         fun: FunId,
         decl: DeclRef,
         name: Arc<str>,
-        generics: Option<Arc<Vec<GenArg>>>,
+        generics: Option<Arc<Instantiation>>,
     },
     /// A local or anonymous agent with the values it captured.
     Closure {
@@ -52,20 +52,41 @@ pub enum Callable {
     Request {
         decl: DeclRef,
         name: Arc<str>,
-        generics: Option<Arc<Vec<GenArg>>>,
+        generics: Option<Arc<Instantiation>>,
     },
     Constructor {
         decl: DeclRef,
         ctor: Arc<Ctor>,
-        generics: Option<Arc<Vec<GenArg>>>,
+        generics: Option<Arc<Instantiation>>,
     },
     Native {
         index: u32,
         decl: DeclRef,
         name: Arc<str>,
-        generics: Option<Arc<Vec<GenArg>>>,
+        generics: Option<Arc<Instantiation>>,
     },
     Tool(Arc<dyn Tool>),
+}
+
+/// The explicit generic instantiation a top-level callable value carries (`identity[integer]`).
+#[derive(Debug, PartialEq)]
+pub struct Instantiation {
+    /// The arguments, in the order of the declaration's generics.
+    pub args: Vec<GenArg>,
+    /// Each generic's name and its argument in the surface syntax (qualified names): the
+    /// `"generics"` member of the value's `$agent` wire object (`language.md` §11.1).
+    pub wire: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl Instantiation {
+    /// Whether this instantiation's wire form holds exactly these members (in any order).
+    pub fn wire_matches(&self, members: &[(String, String)]) -> bool {
+        self.wire.len() == members.len()
+            && self
+                .wire
+                .iter()
+                .all(|(k, v)| members.iter().any(|(mk, mv)| **k == **mk && **v == **mv))
+    }
 }
 
 static NEXT_CLOSURE: AtomicU64 = AtomicU64::new(1);
@@ -88,7 +109,7 @@ impl Callable {
         }
     }
 
-    fn decl_and_generics(&self) -> Option<(DeclRef, &Option<Arc<Vec<GenArg>>>)> {
+    fn decl_and_generics(&self) -> Option<(DeclRef, &Option<Arc<Instantiation>>)> {
         match self {
             Callable::Agent { decl, generics, .. }
             | Callable::Request { decl, generics, .. }
@@ -115,6 +136,20 @@ impl Callable {
             other => {
                 out.push_str("{\"$agent\":");
                 write_json_string(out, other.qualified_name().unwrap_or_default());
+                if let Some((_, Some(inst))) = other.decl_and_generics()
+                    && !inst.wire.is_empty()
+                {
+                    out.push_str(",\"generics\":{");
+                    for (i, (name, arg)) in inst.wire.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        write_json_string(out, name);
+                        out.push(':');
+                        write_json_string(out, arg);
+                    }
+                    out.push('}');
+                }
                 out.push('}');
             }
         }

@@ -90,6 +90,16 @@ struct Lowering<'a> {
     owner: (Arc<str>, u32),
     /// Where the checker keeps each closure's signature: its function, file and span start.
     closure_sigs: Vec<(FunId, (FileId, u32))>,
+    /// The instantiated callables the program writes (`f[T]` as a value), by qualified name.
+    instantiations: HashMap<Arc<str>, Vec<Value>>,
+}
+
+/// The qualified name of a top-level callable value.
+fn value_name(value: &Value) -> Option<Arc<str>> {
+    match &value.v {
+        V::Callable(c) => c.qualified_name().map(Arc::from),
+        _ => None,
+    }
 }
 
 /// Reflection metadata of the top-level callables, by qualified name: computed on first use
@@ -253,6 +263,7 @@ fn lower_with(
         clause_vars: Vec::new(),
         owner: ("".into(), 0),
         closure_sigs: Vec::new(),
+        instantiations: HashMap::new(),
     };
     l.declare(table, deferred);
     // Bodies.
@@ -315,6 +326,7 @@ fn lower_with(
         host,
         interrupted: AtomicBool::new(false),
         closures: Mutex::new(HashMap::new()),
+        instantiations: l.instantiations,
         max_depth: 20_000,
         step_limit: 0,
     }
@@ -892,7 +904,7 @@ impl<'a> Lowering<'a> {
     /// A top-level callable applied to type arguments (`identity[integer]`) as a value: the
     /// callable carrying the instantiation the checker recorded, so that reflection and
     /// `call_agent` see the specialised schemas (`prelude.md` §9).
-    fn instantiated(&self, inner: Expr, span: Span) -> Expr {
+    fn instantiated(&mut self, inner: Expr, span: Span) -> Expr {
         let Expr::Global(g) = &inner else {
             return inner;
         };
@@ -902,7 +914,41 @@ impl<'a> Lowering<'a> {
         let Some(V::Callable(c)) = self.globals.get(g.0 as usize).map(|v| &v.v) else {
             return inner;
         };
-        let generics = Some(Arc::new(args.to_vec()));
+        let Some(sig) = self.checked.signatures.get(&match &**c {
+            Callable::Agent { decl, .. }
+            | Callable::Request { decl, .. }
+            | Callable::Constructor { decl, .. }
+            | Callable::Native { decl, .. } => *decl,
+            _ => return inner,
+        }) else {
+            return inner;
+        };
+        let env = CheckedEnv::new(self.program, self.checked, None);
+        let wire = sig
+            .generics
+            .iter()
+            .zip(args)
+            .map(|(g, a)| {
+                let name = self
+                    .checked
+                    .generics
+                    .get(g)
+                    .map(|i| i.name.as_str())
+                    .unwrap_or_default();
+                // `[T]` for one argument: the text between the brackets.
+                let shown = types::display::render_args(&env, std::slice::from_ref(a));
+                let text = shown
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
+                    .unwrap_or(&shown)
+                    .to_string();
+                (Arc::from(name), Arc::from(text.as_str()))
+            })
+            .collect();
+        let generics = Some(Arc::new(crate::callable::Instantiation {
+            args: args.to_vec(),
+            wire,
+        }));
         let c = match &**c {
             Callable::Agent {
                 fun, decl, name, ..
@@ -932,7 +978,14 @@ impl<'a> Lowering<'a> {
             },
             _ => return inner,
         };
-        Expr::Const(Value::callable(c))
+        let value = Value::callable(c);
+        if let Some(name) = value_name(&value) {
+            self.instantiations
+                .entry(name)
+                .or_default()
+                .push(value.clone());
+        }
+        Expr::Const(value)
     }
 
     /// The declaration a callee expression names statically, if any, and the span its
@@ -1159,7 +1212,10 @@ impl<'a> Lowering<'a> {
         let self_key = self.local_key(decl.name.span);
         self.stack.push(FnCx::new(FnKind::Agent));
         let self_slot = self_key.map(|k| self.new_slot(k));
-        let sig = self.checked.closures.get(&(self.file, decl.name.span.start));
+        let sig = self
+            .checked
+            .closures
+            .get(&(self.file, decl.name.span.start));
         let params = self.params(&decl.params, sig);
         let body = self.block(&decl.body.items);
         let doc: Arc<str> = decl

@@ -83,6 +83,9 @@ pub struct Machine {
     /// Closures and partial applications that were encoded to the wire, by id, so that
     /// `json.decode` can turn `{"$closure": id}` back into them.
     pub closures: Mutex<HashMap<u64, Value>>,
+    /// The instantiated top-level callables the program writes (`identity[integer]` as a value),
+    /// by qualified name: what an `$agent` object's `"generics"` member is decoded back into.
+    pub instantiations: HashMap<Arc<str>, Vec<Value>>,
     /// The deepest nesting of calls allowed before the `call depth limit exceeded` panic.
     pub max_depth: u32,
     /// When not zero, the number of calls and loop iterations after which a run stops with
@@ -108,6 +111,7 @@ impl Machine {
             host,
             interrupted: AtomicBool::new(false),
             closures: Mutex::new(HashMap::new()),
+            instantiations: HashMap::new(),
             max_depth: 20_000,
             step_limit: 0,
         })

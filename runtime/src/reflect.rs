@@ -33,7 +33,7 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
         } => ctx
             .m
             .metadata
-            .instantiated(name, args)
+            .instantiated(name, &args.args)
             .or_else(|| ctx.m.metadata.get(name).cloned()),
         Callable::Constructor {
             ctor,
@@ -42,7 +42,7 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
         } => ctx
             .m
             .metadata
-            .instantiated(&ctor.name, args)
+            .instantiated(&ctor.name, &args.args)
             .or_else(|| ctx.m.metadata.get(&ctor.name).cloned()),
         Callable::Agent { name, .. }
         | Callable::Request { name, .. }

@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use katari_lang::types::conform::{Conformable, Path, ValueKind};
 use serde_json::Map;
 
+use crate::callable::Callable;
 use crate::machine::Machine;
 use crate::value::{DataValue, Privacy, Record, V, Value, record_with_capacity, to_wire};
 
@@ -290,6 +291,43 @@ impl Decoder<'_> {
         })
     }
 
+    /// The instantiated callable an `$agent` object's `"generics"` member names, among those
+    /// the program writes; `None` without the member or when the program never wrote that
+    /// instantiation (the uninstantiated value stands in).
+    fn instantiation<D: Doc>(&self, name: &str, obj: &D::Obj) -> Option<Value> {
+        let Node::Object(generics) = D::get(obj, "generics")?.node() else {
+            return None;
+        };
+        let members: Vec<(String, String)> = D::members(generics)
+            .map(|(k, v)| match v.node() {
+                Node::Str(s) => Some((k.to_string(), s.to_string())),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        self.m
+            .instantiations
+            .get(name)?
+            .iter()
+            .find_map(|v| match &v.v {
+                V::Callable(c) => match &**c {
+                    Callable::Agent {
+                        generics: Some(i), ..
+                    }
+                    | Callable::Request {
+                        generics: Some(i), ..
+                    }
+                    | Callable::Constructor {
+                        generics: Some(i), ..
+                    }
+                    | Callable::Native {
+                        generics: Some(i), ..
+                    } if i.wire_matches(&members) => Some(v.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+    }
+
     fn object<D: Doc>(&self, obj: &D::Obj, path: &Path<'_>) -> Result<Value, String> {
         for key in RESERVED {
             if let Some(member) = D::get(obj, key) {
@@ -352,17 +390,18 @@ impl Decoder<'_> {
                 Node::Str(id) => Ok(Value::new(V::File(Arc::from(id)))),
                 _ => Err(path.fail("\"$ref\" must be a string")),
             },
-            "$agent" => match member.node() {
-                // FIXME(generics): `generics` should restore the instantiation; the machine keeps
-                // only the uninstantiated value of each name.
-                Node::Str(name) => self
-                    .m
-                    .by_name
-                    .get(name)
-                    .cloned()
-                    .ok_or_else(|| path.fail(format_args!("unknown agent \"{name}\""))),
-                _ => Err(path.fail(format_args!("unknown agent {}", member.text()))),
-            },
+            "$agent" => {
+                match member.node() {
+                    Node::Str(name) => {
+                        let plain =
+                            self.m.by_name.get(name).cloned().ok_or_else(|| {
+                                path.fail(format_args!("unknown agent \"{name}\""))
+                            })?;
+                        Ok(self.instantiation::<D>(name, obj).unwrap_or(plain))
+                    }
+                    _ => Err(path.fail(format_args!("unknown agent {}", member.text()))),
+                }
+            }
             "$closure" => {
                 let found = match member.node() {
                     Node::Int(id) if id >= 0.0 && id < u64::MAX as f64 => {
