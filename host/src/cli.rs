@@ -62,11 +62,98 @@ pub enum Command {
         exit status is 1 when any input produced an error."
     )]
     Repl,
-    /// Manage MCP access: OAuth login and stored credentials.
+    /// MCP: OAuth login and credentials, publish script agents, generate typed bindings, list servers.
     Mcp {
         #[command(subcommand)]
-        command: McpCommand,
+        command: McpTop,
     },
+}
+
+/// The `mcp` subcommands: those of [`McpCommand`] (handled by `login.rs`), `serve`, `pull` and `list`.
+#[derive(Debug, Subcommand)]
+pub enum McpTop {
+    #[command(flatten)]
+    Auth(McpCommand),
+    /// Publish a script's documented agents as an MCP server (stdio, or HTTP with --listen).
+    #[command(
+        long_about = "Publish a script's documented top-level agents (or those named by --agents) \
+        as MCP tools.\n\n\
+        By default (and with --stdio) newline-delimited JSON-RPC is served on stdin/stdout; with \
+        --listen, Streamable HTTP at http://HOST:PORT/mcp, with a bearer token printed on stderr \
+        unless --no-auth (loopback addresses only). Ctrl-C, or the end of stdin in stdio mode, \
+        stops the server with status 0."
+    )]
+    Serve(ServeArgs),
+    /// Generate a module of typed bindings for the tools of an MCP server.
+    #[command(
+        long_about = "Generate a module of typed bindings for the tools of an MCP server.\n\n\
+        Connects (Streamable HTTP, falling back to legacy HTTP+SSE), lists every tool and writes \
+        FILE: one `connect` agent returning a typed agent per tool, each calling mcp.call. Header \
+        values may be secret:KEY references to secrets.toml; neither they nor tokens are written \
+        to FILE."
+    )]
+    Pull(PullArgs),
+    /// List the configured MCP servers; --probe connects to each one.
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// The MCP server's URL (http or https).
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+
+    /// The module file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// A header sent on every request, as NAME=VALUE (VALUE may be secret:KEY); repeatable.
+    #[arg(long = "header", value_name = "K=V")]
+    pub headers: Vec<String>,
+
+    /// Authenticate with this stored OAuth credential (see `katari mcp login`).
+    #[arg(long, value_name = "NAME")]
+    pub oauth: Option<String>,
+
+    /// Overwrite FILE when it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Connect to every server (10 s limit each) and add status, protocol, capabilities and
+    /// counts.
+    #[arg(long)]
+    pub probe: bool,
+
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The script whose agents to publish.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Publish only these agents (comma-separated names); default: every documented one.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub agents: Option<Vec<String>>,
+
+    /// Serve JSON-RPC on stdin/stdout, one message per line (the default).
+    #[arg(long, conflicts_with = "listen")]
+    pub stdio: bool,
+
+    /// Serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1; port 0 picks
+    /// a free port).
+    #[arg(long, value_name = "[HOST:]PORT")]
+    pub listen: Option<String>,
+
+    /// Do not require the bearer token (allowed only on a loopback address).
+    #[arg(long)]
+    pub no_auth: bool,
 }
 
 #[derive(Debug, Subcommand)]

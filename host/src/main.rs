@@ -9,6 +9,8 @@ mod config;
 mod front;
 mod host;
 mod login;
+mod mcp_cmd;
+mod mcp_serve;
 mod paths;
 mod repl;
 mod run;
@@ -73,7 +75,42 @@ fn main() -> ExitCode {
             katari_runtime::mcp::client::shutdown();
             ExitCode::from(status)
         }
-        Some(Command::Mcp { command }) => ExitCode::from(login::run(command)),
+        Some(Command::Mcp {
+            command: cli::McpTop::Serve(args),
+        }) => {
+            if let Err(code) = config() {
+                return code;
+            }
+            let opts = mcp_serve::ServeOptions {
+                file: args.file,
+                agents: args.agents,
+                listen: args.listen,
+                no_auth: args.no_auth,
+                color: stderr_color,
+            };
+            ExitCode::from(mcp_serve::run(&opts))
+        }
+        Some(Command::Mcp {
+            command: cli::McpTop::Auth(command),
+        }) => ExitCode::from(login::run(command)),
+        Some(Command::Mcp {
+            command: cli::McpTop::Pull(args),
+        }) => {
+            let opts = mcp_cmd::pull::PullOptions {
+                url: args.url,
+                out: args.out,
+                headers: args.headers,
+                oauth: args.oauth,
+                force: args.force,
+            };
+            ExitCode::from(mcp_cmd::pull::run(&opts))
+        }
+        Some(Command::Mcp {
+            command: cli::McpTop::List(args),
+        }) => match config() {
+            Ok(config) => ExitCode::from(mcp_cmd::list::run(&config, args.probe, args.json)),
+            Err(code) => code,
+        },
         Some(Command::Config { command }) => {
             ExitCode::from(config::command(command, no_workspace, trust_workspace))
         }

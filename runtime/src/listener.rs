@@ -69,6 +69,9 @@ impl Reply {
         if self.status == StatusCode::METHOD_NOT_ALLOWED {
             builder = builder.header(header::ALLOW, "POST");
         }
+        if self.status == StatusCode::UNAUTHORIZED {
+            builder = builder.header(header::WWW_AUTHENTICATE, "Bearer");
+        }
         builder
             .body(Body::from(self.body))
             .unwrap_or_else(|_| Response::new(Body::empty()))
@@ -166,7 +169,7 @@ fn start() -> Result<Listener, String> {
         tokio::net::TcpListener::from_std(std_listener)
             .map_err(|e| format!("cannot start the loopback listener: {e}"))?
     };
-    rt.spawn(accept(tokio_listener));
+    rt.spawn(accept(tokio_listener, axum::Router::new().fallback(handle)));
     Ok(Listener {
         base,
         public,
@@ -175,9 +178,8 @@ fn start() -> Result<Listener, String> {
 }
 
 /// Accepts connections for the life of the process, serving each over HTTP/1.1 on a task of its
-/// own.
-async fn accept(listener: tokio::net::TcpListener) {
-    let app = axum::Router::new().fallback(handle);
+/// own with `app`.
+async fn accept(listener: tokio::net::TcpListener, app: axum::Router) {
     loop {
         let tcp = match listener.accept().await {
             Ok((tcp, _)) => tcp,
@@ -276,6 +278,15 @@ async fn answer(request: Request<Body>) -> Reply {
     let Some(route) = route else {
         return kind.error(StatusCode::NOT_FOUND, "unknown or released endpoint");
     };
+    match read_body(kind, request).await {
+        Ok(body) => route.post(body).await,
+        Err(reply) => reply,
+    }
+}
+
+/// Reads a request's body within the listener's limits: 413 beyond [`BODY_LIMIT`] (declared or
+/// counted), 408 when it does not arrive within [`BODY_READ_TIMEOUT`], 400 when it is cut short.
+async fn read_body(kind: RouteKind, request: Request<Body>) -> Result<Bytes, Reply> {
     let too_large = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -283,25 +294,25 @@ async fn answer(request: Request<Body>) -> Reply {
         .and_then(|v| v.parse::<u64>().ok())
         .is_some_and(|n| n > BODY_LIMIT as u64);
     if too_large {
-        return kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB");
+        return Err(kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB"));
     }
     let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT);
     let Ok(body) = tokio::time::timeout(BODY_READ_TIMEOUT, body).await else {
-        return kind.error(
+        return Err(kind.error(
             StatusCode::REQUEST_TIMEOUT,
             "the request body did not arrive in time",
-        );
+        ));
     };
     match body {
-        Ok(body) => route.post(body).await,
+        Ok(body) => Ok(body),
         Err(e) if over_limit(&e) => {
-            kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB")
+            Err(kind.error(StatusCode::PAYLOAD_TOO_LARGE, "the body exceeds 4 MiB"))
         }
         // A body cut short or badly chunked is the client's mistake, not an oversized one.
-        Err(_) => kind.error(
+        Err(_) => Err(kind.error(
             StatusCode::BAD_REQUEST,
             "the request body is incomplete or malformed",
-        ),
+        )),
     }
 }
 
@@ -347,15 +358,124 @@ impl Drop for Registration {
 /// and serves `route` under it.
 pub fn register(kind: RouteKind, route: Arc<dyn Route>) -> Result<Registration, String> {
     let l = listener()?;
-    let mut bytes = [0u8; 24];
-    getrandom::fill(&mut bytes).map_err(|e| format!("cannot draw a random token: {e}"))?;
-    let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let token = mint_token(24)?;
     let url = format!("{}/{}/{token}", l.base, kind.prefix());
     l.routes
         .write()
         .map_err(|_| "the listener's route table is poisoned".to_string())?
         .insert((kind, token.clone()), route);
     Ok(Registration { kind, token, url })
+}
+
+/// `bytes` random bytes from the operating system, base64url without padding.
+pub fn mint_token(bytes: usize) -> Result<String, String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| format!("cannot draw a random token: {e}"))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
+}
+
+// -------------------------------------------------------------------------------------------
+// A listener of its own for one endpoint (`katari mcp serve --listen`, `host.md` §14)
+// -------------------------------------------------------------------------------------------
+
+/// How a standalone endpoint guards its requests.
+pub struct Guard {
+    /// The bearer token every request must carry (`Authorization: Bearer TOKEN`, else 401);
+    /// `None` with `--no-auth`.
+    pub bearer: Option<String>,
+    /// Whether the socket is bound to a loopback address: `Host` and `Origin` must then name
+    /// the loopback interface too (DNS-rebinding protection, 403 otherwise).
+    pub loopback: bool,
+}
+
+struct Standalone {
+    route: Arc<dyn Route>,
+    guard: Guard,
+}
+
+/// Serves `route` at `POST /mcp` on `listener` (already bound) for the life of the process, on
+/// the reactor: the same accept loop, timeouts and body limit as the shared listener, with
+/// [`Guard`]'s checks in front. There are no tokens in the path: the bearer token is the
+/// credential.
+pub fn serve_standalone(
+    listener: std::net::TcpListener,
+    route: Arc<dyn Route>,
+    guard: Guard,
+) -> Result<(), String> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot serve on the socket: {e}"))?;
+    let rt = crate::reactor::runtime();
+    let tokio_listener = {
+        let _guard = rt.enter();
+        tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| format!("cannot serve on the socket: {e}"))?
+    };
+    let state = Arc::new(Standalone { route, guard });
+    let app = axum::Router::new().fallback(move |request: Request<Body>| {
+        let state = state.clone();
+        async move { standalone(&state, request).await.into_response() }
+    });
+    rt.spawn(accept(tokio_listener, app));
+    Ok(())
+}
+
+/// The guards in order: DNS rebinding (403), the bearer token (401, before anything else is
+/// revealed), the path (404), the method (405), the body (413/408/400).
+async fn standalone(state: &Standalone, request: Request<Body>) -> Reply {
+    let kind = RouteKind::Mcp;
+    if state.guard.loopback && !host_allowed(request.headers()) {
+        return kind.error(
+            StatusCode::FORBIDDEN,
+            "the Host or Origin header does not name the loopback interface",
+        );
+    }
+    if let Some(token) = &state.guard.bearer
+        && !bearer_matches(request.headers(), token)
+    {
+        return kind.error(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token: send Authorization: Bearer TOKEN with the token printed at start",
+        );
+    }
+    if !matches!(request.uri().path(), "/mcp" | "/mcp/") {
+        return kind.error(StatusCode::NOT_FOUND, "the MCP endpoint is /mcp");
+    }
+    if request.method() != Method::POST {
+        return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
+    }
+    match read_body(kind, request).await {
+        Ok(body) => state.route.clone().post(body).await,
+        Err(reply) => reply,
+    }
+}
+
+/// Whether the request carries `Authorization: Bearer <token>`, compared in constant time (the
+/// time taken does not depend on how much of a guess is right).
+fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some((scheme, given)) = value.trim().split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer")
+        && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+/// Byte-wise equality whose running time depends only on the lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0u8, |acc, (x, y)| acc | std::hint::black_box(x ^ y));
+    diff == 0
 }
 
 // -------------------------------------------------------------------------------------------
@@ -790,6 +910,39 @@ fn delivery_reply(ctx: &Ctx, outcome: Result<Value, Ctl>, abandon: &Abandon) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bearer_tokens_must_match_exactly() {
+        let mut headers = HeaderMap::new();
+        assert!(!bearer_matches(&headers, "abc"));
+        for (value, ok) in [
+            ("Bearer abc", true),
+            ("bearer abc", true),
+            ("Bearer abd", false),
+            ("Bearer ab", false),
+            ("Bearer abcd", false),
+            ("Basic abc", false),
+            ("abc", false),
+        ] {
+            headers.insert(
+                header::AUTHORIZATION,
+                value.parse().expect("a header value"),
+            );
+            assert_eq!(bearer_matches(&headers, "abc"), ok, "{value}");
+        }
+    }
+
+    #[test]
+    fn minted_tokens_have_the_asked_size() {
+        let token = mint_token(32).expect("a token");
+        assert_eq!(token.len(), 43);
+        assert!(
+            token
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+        assert_ne!(token, mint_token(32).expect("a token"));
+    }
 
     #[test]
     fn loopback_authorities() {

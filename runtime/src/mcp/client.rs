@@ -781,6 +781,73 @@ pub async fn list_tools(
     .await
 }
 
+/// Every tool of the server as its listing JSON (`name`, `description`, `inputSchema`,
+/// `outputSchema`, …), following `nextCursor`, in listing order: for hosts that work on the
+/// schemas themselves (`katari mcp pull`) without depending on rmcp's types.
+pub async fn list_tools_json(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+) -> Result<Vec<serde_json::Value>, McpFailure> {
+    let tools = list_tools(d, host).await?;
+    tools
+        .iter()
+        .map(|tool| {
+            serde_json::to_value(tool).map_err(|e| {
+                McpFailure::Server(format!(
+                    "MCP server '{}' listed a tool that cannot be read back: {e}",
+                    d.url
+                ))
+            })
+        })
+        .collect()
+}
+
+/// What a server said about itself in its `initialize` reply (`katari mcp list --probe`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// The features it declared, among `tools`, `resources` and `prompts`, in that order.
+    pub capabilities: Vec<&'static str>,
+    /// `serverInfo.name` and `serverInfo.version` (empty when the server sent none).
+    pub name: String,
+    pub version: String,
+}
+
+/// The `initialize` reply of `d`'s server, connecting if needed.
+pub async fn hello(d: &Arc<Descriptor>, host: &Arc<dyn Host>) -> Result<Hello, McpFailure> {
+    let conn = connection(d, host).await?;
+    let info = conn.peer.peer_info().ok_or_else(|| {
+        McpFailure::Server(format!(
+            "MCP server '{}' completed no initialize handshake",
+            d.url
+        ))
+    })?;
+    let caps = &info.capabilities;
+    let capabilities = [
+        ("tools", caps.tools.is_some()),
+        ("resources", caps.resources.is_some()),
+        ("prompts", caps.prompts.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, offered)| offered.then_some(name))
+    .collect();
+    Ok(Hello {
+        protocol_version: info.protocol_version.to_string(),
+        capabilities,
+        name: info
+            .server_info
+            .as_ref()
+            .map(|i| i.name.clone())
+            .unwrap_or_default(),
+        version: info
+            .server_info
+            .as_ref()
+            .map(|i| i.version.clone())
+            .unwrap_or_default(),
+    })
+}
+
 /// One `tools/call`.
 pub async fn call_tool(
     d: &Arc<Descriptor>,

@@ -1,7 +1,12 @@
 //! `mcp.serve` (`prelude.md` §14.6): a record of agents published as a stateless MCP server
 //! (JSON-RPC 2.0 over `POST /mcp/<token>`, no sessions, no server-sent events) for the extent of
 //! a subscriber. Replies are written directly as JSON text.
+//!
+//! The same JSON-RPC core also serves the host's `katari mcp serve` ([`Server`], `host.md` §14):
+//! over stdio (one message per line) and over a listener of its own at `/mcp` with a bearer
+//! token. There each call runs in a fresh interpreter run instead of at a call site.
 
+use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -24,11 +29,16 @@ struct Tool {
     input: Json,
 }
 
-struct Endpoint {
+/// The published tools and their `tools/list` result.
+struct Toolset {
     /// Sorted by name.
     tools: Vec<Tool>,
     /// The `tools/list` result, written once.
     listing: String,
+}
+
+struct Endpoint {
+    toolset: Toolset,
     pool: Pool,
     /// Turns `true` when the subscriber has finished.
     released: watch::Receiver<bool>,
@@ -38,6 +48,58 @@ struct Endpoint {
     abandon: Arc<listener::Abandon>,
     /// Reports served-side failures (panics) on the host's stderr.
     host: Arc<dyn crate::machine::Host>,
+    /// How server-side reports name the endpoint: `mcp.serve`, or the host command's name.
+    label: &'static str,
+    /// Each call runs in a fresh interpreter run (the host's `katari mcp serve`) instead of as
+    /// if at a `serve` call site.
+    fresh: bool,
+}
+
+impl Toolset {
+    /// The tools with their metadata; `Err` names a tool whose metadata is unknown.
+    fn new(ctx: &Ctx, tools: Vec<(Arc<str>, Value)>) -> Result<Toolset, String> {
+        let mut published = Vec::with_capacity(tools.len());
+        let mut entries = Vec::with_capacity(tools.len());
+        for (name, callee) in tools {
+            let Some(md) = crate::reflect::metadata(ctx, &callee) else {
+                return Err(format!("no metadata is known for the tool \"{name}\""));
+            };
+            let mut input = Map::new();
+            input.insert("type".into(), Json::String("object".into()));
+            if let Json::Object(schema) = &md.input {
+                for (k, v) in schema {
+                    input.insert(k.clone(), v.clone());
+                }
+            }
+            let input = Json::Object(input);
+            let mut entry = Map::new();
+            entry.insert("name".into(), Json::String(name.to_string()));
+            entry.insert(
+                "description".into(),
+                Json::String(md.description.to_string()),
+            );
+            entry.insert("inputSchema".into(), input.clone());
+            if md.output.get("type").and_then(Json::as_str) == Some("object") {
+                entry.insert("outputSchema".into(), md.output.clone());
+            }
+            entries.push((name.clone(), Json::Object(entry)));
+            published.push(Tool {
+                name,
+                callee,
+                input,
+            });
+        }
+        published.sort_by(|a, b| a.name.cmp(&b.name));
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let listing = serde_json::json!({
+            "tools": entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>()
+        })
+        .to_string();
+        Ok(Toolset {
+            tools: published,
+            listing,
+        })
+    }
 }
 
 /// Runs `subscriber(url = …)` while `tools` are served; its outcome is the result.
@@ -46,54 +108,18 @@ pub fn serve(
     tools: Vec<(Arc<str>, Value)>,
     subscriber: &Value,
 ) -> Result<Value, Ctl> {
-    let mut published = Vec::with_capacity(tools.len());
-    let mut entries = Vec::with_capacity(tools.len());
-    for (name, callee) in tools {
-        let Some(md) = crate::reflect::metadata(ctx, &callee) else {
-            return Err(panic(format!(
-                "mcp.serve: no metadata is known for the tool \"{name}\""
-            )));
-        };
-        let mut input = Map::new();
-        input.insert("type".into(), Json::String("object".into()));
-        if let Json::Object(schema) = &md.input {
-            for (k, v) in schema {
-                input.insert(k.clone(), v.clone());
-            }
-        }
-        let input = Json::Object(input);
-        let mut entry = Map::new();
-        entry.insert("name".into(), Json::String(name.to_string()));
-        entry.insert(
-            "description".into(),
-            Json::String(md.description.to_string()),
-        );
-        entry.insert("inputSchema".into(), input.clone());
-        if md.output.get("type").and_then(Json::as_str) == Some("object") {
-            entry.insert("outputSchema".into(), md.output.clone());
-        }
-        entries.push((name.clone(), Json::Object(entry)));
-        published.push(Tool {
-            name,
-            callee,
-            input,
-        });
-    }
-    published.sort_by(|a, b| a.name.cmp(&b.name));
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let listing =
-        serde_json::json!({ "tools": entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>() })
-            .to_string();
+    let toolset = Toolset::new(ctx, tools).map_err(|e| panic(format!("mcp.serve: {e}")))?;
     let (release, released) = watch::channel(false);
     let endpoint = Arc::new(Endpoint {
-        tools: published,
-        listing,
+        toolset,
         pool: Pool::new(ctx),
         released,
         machine: ctx.m.clone(),
         host: ctx.m.host.clone(),
         in_flight: listener::InFlight::default(),
         abandon: Arc::new(listener::Abandon::default()),
+        label: "mcp.serve",
+        fresh: false,
     });
     let registration = listener::register(RouteKind::Mcp, endpoint.clone())
         .map_err(|e| panic(format!("mcp.serve: {e}")))?;
@@ -103,6 +129,132 @@ pub fn serve(
     let _ = release.send(true);
     endpoint.in_flight.drain();
     outcome
+}
+
+/// Agents published by the host's `katari mcp serve` (`host.md` §14): the endpoint of
+/// `mcp.serve` without a subscriber, whose calls each run in a fresh interpreter run (a new
+/// context with no handlers, on one of the endpoint's big-stack evaluator threads), reached over
+/// stdio ([`Server::serve_stdio`]) or a listener of its own ([`Server::listen`]).
+pub struct Server {
+    endpoint: Arc<Endpoint>,
+    /// Kept so that calls are never answered "released" while the server runs.
+    _release: watch::Sender<bool>,
+}
+
+impl Server {
+    /// Publishes `tools` (name and top-level agent) of `machine`'s program. `label` prefixes the
+    /// server-side reports of failed calls on the host's stderr.
+    pub fn new(
+        machine: Arc<crate::machine::Machine>,
+        tools: Vec<(Arc<str>, Value)>,
+        label: &'static str,
+    ) -> Result<Server, String> {
+        let proto = Ctx::new(machine.clone());
+        let toolset = Toolset::new(&proto, tools)?;
+        let (release, released) = watch::channel(false);
+        let endpoint = Arc::new(Endpoint {
+            toolset,
+            pool: Pool::new(&proto),
+            released,
+            host: machine.host.clone(),
+            machine,
+            in_flight: listener::InFlight::default(),
+            abandon: Arc::new(listener::Abandon::default()),
+            label,
+            fresh: true,
+        });
+        Ok(Server {
+            endpoint,
+            _release: release,
+        })
+    }
+
+    /// How many tools are published.
+    pub fn tool_count(&self) -> usize {
+        self.endpoint.toolset.tools.len()
+    }
+
+    /// Answers one JSON-RPC message: the JSON-RPC reply, or `None` for a notification or a
+    /// client's response (nothing to send back).
+    pub async fn answer(&self, message: &[u8]) -> Option<String> {
+        let reply = self.endpoint.answer(message).await;
+        (!reply.body.is_empty()).then_some(reply.body)
+    }
+
+    /// Serves newline-delimited JSON-RPC from `input` until it ends, writing one reply per
+    /// line to `output` (nothing else). Messages are answered concurrently, each reply written
+    /// whole as soon as it is ready; at the end of the input the answers still being worked out
+    /// are waited for and written before this returns.
+    pub fn serve_stdio<R: BufRead, W: Write + Send + 'static>(
+        &self,
+        input: R,
+        output: W,
+    ) -> std::io::Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        // One writer, so replies never interleave and a client slow to read stalls only it.
+        let writer = std::thread::Builder::new()
+            .name("katari-stdio-out".into())
+            .spawn(move || {
+                let mut output = output;
+                for reply in rx {
+                    let ok = output
+                        .write_all(reply.as_bytes())
+                        .and_then(|()| output.write_all(b"\n"))
+                        .and_then(|()| output.flush());
+                    // The client closed its end: nobody reads the rest.
+                    if ok.is_err() {
+                        return;
+                    }
+                }
+            })?;
+        let rt = crate::reactor::runtime();
+        let mut pending = Vec::new();
+        let mut outcome = Ok(());
+        for line in input.split(b'\n') {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let endpoint = self.endpoint.clone();
+            let tx = tx.clone();
+            pending.push(rt.spawn(async move {
+                let _answering = endpoint.in_flight.enter();
+                let reply = endpoint.answer(&line).await;
+                if !reply.body.is_empty() {
+                    let _ = tx.send(reply.body);
+                }
+            }));
+            pending.retain(|task| !task.is_finished());
+        }
+        rt.block_on(async {
+            for task in pending {
+                let _ = task.await;
+            }
+        });
+        drop(tx);
+        let _ = writer.join();
+        outcome
+    }
+
+    /// Serves `POST /mcp` on the bound `listener` from now on (`host.md` §14.4–6).
+    pub fn listen(
+        &self,
+        socket: std::net::TcpListener,
+        guard: listener::Guard,
+    ) -> Result<(), String> {
+        listener::serve_standalone(socket, self.endpoint.clone(), guard)
+    }
+
+    /// Stops the calls still running (they end at their next call or loop iteration).
+    pub fn close(&self) {
+        self.endpoint.pool.close();
+    }
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}`.
@@ -209,7 +361,7 @@ impl Endpoint {
                 ok(result(&id, &body))
             }
             "ping" => ok(result(&id, "{}")),
-            "tools/list" => ok(result(&id, &self.listing)),
+            "tools/list" => ok(result(&id, &self.toolset.listing)),
             "tools/call" => self.call(&id, params).await,
             _ => ok(error(&id, -32601, &format!("Method not found: {method}"))),
         }
@@ -220,10 +372,11 @@ impl Endpoint {
         let Some(name) = name else {
             return ok(error(id, -32602, "tools/call needs a tool name"));
         };
-        let Ok(i) = self.tools.binary_search_by(|t| (*t.name).cmp(name)) else {
+        let tools = &self.toolset.tools;
+        let Ok(i) = tools.binary_search_by(|t| (*t.name).cmp(name)) else {
             return ok(error(id, -32602, &format!("unknown tool \"{name}\"")));
         };
-        let tool = &self.tools[i];
+        let tool = &tools[i];
         let empty = Json::Object(Map::new());
         let json = params
             .and_then(|p| p.get("arguments"))
@@ -240,16 +393,30 @@ impl Endpoint {
         let callee = tool.callee.clone();
         let tool_name = tool.name.clone();
         let host = self.host.clone();
-        let abandon = self.abandon.clone();
+        // A fresh run has no call site to jump back to.
+        let abandon = (!self.fresh).then(|| self.abandon.clone());
+        let (label, fresh) = (self.label, self.fresh);
         let reply_id = id.to_string();
         let job = Box::new(move |ctx: &mut Ctx| {
-            let outcome = ctx.call(&callee, args);
-            let reply = reply(&reply_id, &tool_name, outcome, &*host, &abandon);
-            let _ = tx.send(reply);
+            let outcome = if fresh {
+                // The thread's context was forked from a context with no handlers; a fork of it
+                // is a fresh run (no handlers, no state) sized for this thread's stack.
+                let mut run = ctx.fork_with(ctx.cancel_flag());
+                run.call(&callee, args)
+            } else {
+                ctx.call(&callee, args)
+            };
+            let failure = Failure {
+                id: &reply_id,
+                tool: &tool_name,
+                label,
+                host: &*host,
+            };
+            let _ = tx.send(reply(&failure, outcome, abandon.as_deref()));
         });
         if let Err(e) = self.pool.submit(job) {
             self.host
-                .eprint(&format!("mcp.serve: tool \"{name}\": {e}"));
+                .eprint(&format!("{}: tool \"{name}\": {e}", self.label));
             return ok(error(id, -32603, "the tool call failed"));
         }
         let mut released = self.released.clone();
@@ -260,16 +427,27 @@ impl Endpoint {
     }
 }
 
-/// The reply to a finished call (`prelude.md` §14.6, both tables).
+/// Which call a reply answers, and where its server-side failures are reported.
+struct Failure<'a> {
+    id: &'a str,
+    tool: &'a str,
+    label: &'static str,
+    host: &'a dyn crate::machine::Host,
+}
+
+/// The reply to a finished call (`prelude.md` §14.6, both tables). `abandon` is where a jump
+/// out of the call goes (`None` in a fresh run, where one is an internal failure).
 fn reply(
-    id: &str,
-    tool: &str,
+    call: &Failure<'_>,
     outcome: Result<Value, Ctl>,
-    host: &dyn crate::machine::Host,
-    abandon: &listener::Abandon,
+    abandon: Option<&listener::Abandon>,
 ) -> Reply {
+    let id = call.id;
     let failed = |detail: &str| {
-        host.eprint(&format!("mcp.serve: tool \"{tool}\" failed: {detail}"));
+        call.host.eprint(&format!(
+            "{}: tool \"{}\" failed: {detail}",
+            call.label, call.tool
+        ));
         ok(error(id, -32603, "the tool call failed"))
     };
     match outcome {
@@ -308,8 +486,13 @@ fn reply(
                 failed(&format!("invalid answer for {request}: {failures}"))
             }
             jump @ (Control::Return { .. } | Control::Next { .. } | Control::Break { .. }) => {
-                abandon.record(Box::new(jump));
-                gone(id)
+                match abandon {
+                    Some(abandon) => {
+                        abandon.record(Box::new(jump));
+                        gone(id)
+                    }
+                    None => failed("panic: internal: a jump escaped its target"),
+                }
             }
         },
     }
