@@ -244,7 +244,7 @@ impl Ctx {
         let result = self.eval(m, &mut frame, &f.body);
         self.depth -= 1;
         self.active.truncate(mark);
-        frame.clear();
+        clear_frame(&mut frame);
         if self.pool.len() < 256 {
             self.pool.push(frame);
         }
@@ -579,8 +579,8 @@ impl Ctx {
                 let f = &m.funs[fun.0 as usize];
                 let mut callee_frame = self.frame(f.slots);
                 for (p, a) in f.params.iter().zip(args) {
-                    callee_frame[p.slot as usize] = match a {
-                        Some(a) => match self.eval(m, frame, a) {
+                    let v = match a {
+                        Some(a) => match self.operand(m, frame, a) {
                             Ok(v) => v,
                             Err(c) => {
                                 callee_frame.clear();
@@ -590,6 +590,7 @@ impl Ctx {
                         },
                         None => p.default.clone().unwrap_or(Value::NULL),
                     };
+                    set_slot(&mut callee_frame, p.slot, v);
                 }
                 let v = self.enter(m, *fun, callee_frame)?;
                 Ok(if *private { v.with_private(true) } else { v })
@@ -874,6 +875,16 @@ impl Ctx {
         match e {
             Expr::Local(s) => Ok(copy_value(&frame[*s as usize])),
             Expr::Const(v) => Ok(copy_value(v)),
+            // Integer arithmetic and comparisons of locals and constants (`n - 1`, `i < n`,
+            // `total + i`) without entering `eval`.
+            Expr::Binary(op, l, r) => {
+                if let (Some(x), Some(y)) = (public_int(frame, l), public_int(frame, r))
+                    && let Some(v) = int_fast(*op, x, y)
+                {
+                    return Ok(v);
+                }
+                self.eval(m, frame, e)
+            }
             _ => self.eval(m, frame, e),
         }
     }
@@ -1000,10 +1011,12 @@ impl Ctx {
             }
             self.step(m)?;
             let item = item.with_private(private);
-            if !self.bind(frame, &f.pat, &item) {
+            if let Pat::Bind(slot) = &f.pat {
+                set_slot(frame, *slot, item);
+            } else if !self.bind(frame, &f.pat, &item) {
                 return Err(self.raise_panic(m, "pattern did not match".into()));
             }
-            let value = match self.eval(m, frame, &f.body) {
+            let value = match self.eval_body(m, frame, &f.body, f.target) {
                 Ok(v) => v,
                 Err(c) => {
                     let ours = matches!(&*c,
@@ -1032,6 +1045,72 @@ impl Ctx {
             }
         }
         Ok(Iterated::All(results))
+    }
+
+    /// Evaluates a sequential loop's body. A `next` in tail position aimed at this loop (its
+    /// `target` slot: nested loops and closures have their own) needs no unwinding: its value
+    /// is the iteration's, and its updates are applied to the `var` slots right here, all
+    /// evaluated before any is assigned. Anything else goes through [`Ctx::eval`].
+    fn eval_body(&mut self, m: &Machine, frame: &mut [Value], e: &Expr, target: Slot) -> R {
+        match e {
+            Expr::Next {
+                target: t,
+                value,
+                updates,
+            } if *t == target => {
+                let v = self.operand(m, frame, value)?;
+                if let [(slot, e)] = updates.as_slice() {
+                    let x = self.operand(m, frame, e)?;
+                    set_slot(frame, *slot, x);
+                } else if !updates.is_empty() {
+                    let mut ups = std::mem::take(&mut self.spare_updates);
+                    ups.clear();
+                    for (slot, e) in updates {
+                        match self.operand(m, frame, e) {
+                            Ok(x) => ups.push((*slot, x)),
+                            Err(c) => {
+                                self.spare_updates = ups;
+                                return Err(c);
+                            }
+                        }
+                    }
+                    for (slot, x) in ups.drain(..) {
+                        set_slot(frame, slot, x);
+                    }
+                    self.spare_updates = ups;
+                }
+                Ok(v)
+            }
+            Expr::Block(stmts, tail) => {
+                for s in stmts {
+                    match s {
+                        Stmt::Let(pat, value) => {
+                            let v = self.eval(m, frame, value)?;
+                            if !self.bind(frame, pat, &v) {
+                                return Err(self.raise_panic(m, "pattern did not match".into()));
+                            }
+                        }
+                        // `next` ends the block (the lowering puts it last, before a
+                        // placeholder tail).
+                        Stmt::Expr(next @ Expr::Next { target: t, .. }) if *t == target => {
+                            return self.eval_body(m, frame, next, target);
+                        }
+                        Stmt::Expr(value) => {
+                            self.eval(m, frame, value)?;
+                        }
+                    }
+                }
+                self.eval_body(m, frame, tail, target)
+            }
+            Expr::If(c, a, b) => {
+                let cond = self.operand(m, frame, c)?;
+                match cond.v {
+                    V::Bool(true) => self.eval_body(m, frame, a, target),
+                    _ => self.eval_body(m, frame, b, target),
+                }
+            }
+            _ => self.eval(m, frame, e),
+        }
     }
 
     /// The loop's value: its `then` block, or the array of iteration values.
@@ -1294,6 +1373,44 @@ enum Iterated {
     All(Vec<Value>),
     /// A `break` stopped the loop with this value; `then` does not run.
     Broke(Value),
+}
+
+/// The integer a local or constant operand holds when it is a public integer.
+#[inline(always)]
+fn public_int(frame: &[Value], e: &Expr) -> Option<f64> {
+    let v = match e {
+        Expr::Local(s) => &frame[*s as usize],
+        Expr::Const(v) => v,
+        _ => return None,
+    };
+    match v.v {
+        V::Int(x) if !v.private => Some(x),
+        _ => None,
+    }
+}
+
+/// Stores a value in a frame slot. The old value is dropped only when it holds an allocation:
+/// dropping a scalar in place is an out-of-line call, paid on every loop iteration otherwise.
+#[inline(always)]
+fn set_slot(frame: &mut [Value], slot: Slot, v: Value) {
+    let old = std::mem::replace(&mut frame[slot as usize], v);
+    if old.is_scalar() {
+        std::mem::forget(old);
+    }
+}
+
+/// Empties a finished frame for reuse, dropping only the values that hold allocations.
+#[inline(always)]
+fn clear_frame(frame: &mut Vec<Value>) {
+    for v in frame.iter_mut() {
+        if !v.is_scalar() {
+            *v = Value::NULL;
+        }
+    }
+    // Every element is a scalar now: forgetting them leaks nothing.
+    while let Some(v) = frame.pop() {
+        std::mem::forget(v);
+    }
 }
 
 /// A clone of an operand with integers copied inline: the derived `Clone` is an out-of-line call

@@ -106,6 +106,12 @@ impl Value {
         self
     }
 
+    /// Whether the value holds no allocation (null, booleans, integers, numbers).
+    #[inline(always)]
+    pub fn is_scalar(&self) -> bool {
+        matches!(self.v, V::Null | V::Bool(_) | V::Int(_) | V::Num(_))
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self.v, V::Null)
     }
