@@ -36,6 +36,13 @@ fn closure(frame: &[Value], fun: crate::ir::FunId, captures: &[crate::ir::Slot])
     })
 }
 
+/// What a body's tail `next` continues (`Ctx::eval_body`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    Loop,
+    Clause,
+}
+
 /// The most branches of one `parallel` form evaluated at once.
 const PARALLEL_WORKERS: usize = 64;
 
@@ -423,6 +430,13 @@ impl Ctx {
             }
         };
         match result {
+            // A tail `next` taken directly: resume with its value, as the unwound one below.
+            Ok(v) if self.clause_next.is_some() => {
+                let mut updates = self.clause_next.take().unwrap_or_default();
+                apply(&mut updates, guard);
+                self.spare_updates = updates;
+                Ok(v)
+            }
             Ok(v) => {
                 drop(guard);
                 if resumes {
@@ -475,8 +489,8 @@ impl Ctx {
             frame[p.slot as usize] = a;
         }
         frame[clause.target as usize] = Value::int(id as f64);
-        let result = self.eval(m, &mut frame, &f.body);
-        frame.clear();
+        let result = self.eval_body(m, &mut frame, &f.body, clause.target, Tail::Clause);
+        clear_frame(&mut frame);
         if self.pool.len() < 256 {
             self.pool.push(frame);
         }
@@ -878,7 +892,7 @@ impl Ctx {
             // Integer arithmetic and comparisons of locals and constants (`n - 1`, `i < n`,
             // `total + i`) without entering `eval`.
             Expr::Binary(op, l, r) => {
-                if let (Some(x), Some(y)) = (public_int(frame, l), public_int(frame, r))
+                if let (Some(x), Some(y)) = (int_operand(frame, l), int_operand(frame, r))
                     && let Some(v) = int_fast(*op, x, y)
                 {
                     return Ok(v);
@@ -1016,7 +1030,7 @@ impl Ctx {
             } else if !self.bind(frame, &f.pat, &item) {
                 return Err(self.raise_panic(m, "pattern did not match".into()));
             }
-            let value = match self.eval_body(m, frame, &f.body, f.target) {
+            let value = match self.eval_body(m, frame, &f.body, f.target, Tail::Loop) {
                 Ok(v) => v,
                 Err(c) => {
                     let ours = matches!(&*c,
@@ -1047,11 +1061,20 @@ impl Ctx {
         Ok(Iterated::All(results))
     }
 
-    /// Evaluates a sequential loop's body. A `next` in tail position aimed at this loop (its
-    /// `target` slot: nested loops and closures have their own) needs no unwinding: its value
-    /// is the iteration's, and its updates are applied to the `var` slots right here, all
-    /// evaluated before any is assigned. Anything else goes through [`Ctx::eval`].
-    fn eval_body(&mut self, m: &Machine, frame: &mut [Value], e: &Expr, target: Slot) -> R {
+    /// Evaluates a sequential loop's or a clause's body. A `next` in tail position aimed at
+    /// that loop or clause (its `target` slot: nested loops and closures have their own) needs
+    /// no unwinding: its value is the body's, and its updates — all evaluated before any is
+    /// stored — go to the loop's `var` slots right here, or, for a clause, to
+    /// [`Ctx::clause_next`] for the clause run to apply to the handler's state. Anything else
+    /// goes through [`Ctx::eval`].
+    fn eval_body(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        e: &Expr,
+        target: Slot,
+        tail: Tail,
+    ) -> R {
         match e {
             Expr::Next {
                 target: t,
@@ -1059,29 +1082,36 @@ impl Ctx {
                 updates,
             } if *t == target => {
                 let v = self.operand(m, frame, value)?;
-                if let [(slot, e)] = updates.as_slice() {
+                if tail == Tail::Loop
+                    && let [(slot, e)] = updates.as_slice()
+                {
                     let x = self.operand(m, frame, e)?;
                     set_slot(frame, *slot, x);
-                } else if !updates.is_empty() {
-                    let mut ups = std::mem::take(&mut self.spare_updates);
-                    ups.clear();
-                    for (slot, e) in updates {
-                        match self.operand(m, frame, e) {
-                            Ok(x) => ups.push((*slot, x)),
-                            Err(c) => {
-                                self.spare_updates = ups;
-                                return Err(c);
-                            }
+                    return Ok(v);
+                }
+                let mut ups = std::mem::take(&mut self.spare_updates);
+                ups.clear();
+                for (slot, e) in updates {
+                    match self.operand(m, frame, e) {
+                        Ok(x) => ups.push((*slot, x)),
+                        Err(c) => {
+                            self.spare_updates = ups;
+                            return Err(c);
                         }
                     }
-                    for (slot, x) in ups.drain(..) {
-                        set_slot(frame, slot, x);
+                }
+                match tail {
+                    Tail::Loop => {
+                        for (slot, x) in ups.drain(..) {
+                            set_slot(frame, slot, x);
+                        }
+                        self.spare_updates = ups;
                     }
-                    self.spare_updates = ups;
+                    Tail::Clause => self.clause_next = Some(ups),
                 }
                 Ok(v)
             }
-            Expr::Block(stmts, tail) => {
+            Expr::Block(stmts, last) => {
                 for s in stmts {
                     match s {
                         Stmt::Let(pat, value) => {
@@ -1093,20 +1123,20 @@ impl Ctx {
                         // `next` ends the block (the lowering puts it last, before a
                         // placeholder tail).
                         Stmt::Expr(next @ Expr::Next { target: t, .. }) if *t == target => {
-                            return self.eval_body(m, frame, next, target);
+                            return self.eval_body(m, frame, next, target, tail);
                         }
                         Stmt::Expr(value) => {
                             self.eval(m, frame, value)?;
                         }
                     }
                 }
-                self.eval_body(m, frame, tail, target)
+                self.eval_body(m, frame, last, target, tail)
             }
             Expr::If(c, a, b) => {
                 let cond = self.operand(m, frame, c)?;
                 match cond.v {
-                    V::Bool(true) => self.eval_body(m, frame, a, target),
-                    _ => self.eval_body(m, frame, b, target),
+                    V::Bool(true) => self.eval_body(m, frame, a, target, tail),
+                    _ => self.eval_body(m, frame, b, target, tail),
                 }
             }
             _ => self.eval(m, frame, e),
@@ -1386,6 +1416,37 @@ fn public_int(frame: &[Value], e: &Expr) -> Option<f64> {
     match v.v {
         V::Int(x) if !v.private => Some(x),
         _ => None,
+    }
+}
+
+/// The integer an operand tree of public integer locals and constants under `+`, `-`, `*` and
+/// `%` evaluates to, when every step stays an integer (no overflow to a number, no division by
+/// zero); `None` sends the expression to [`Ctx::eval`], which evaluates it again in full (it
+/// has no effects) and raises what it must. Shallow trees only: this is the hot path of
+/// arithmetic like `(acc * 31 + j) % 1000003`.
+#[inline(never)]
+fn int_tree(frame: &[Value], e: &Expr, depth: u32) -> Option<f64> {
+    match e {
+        Expr::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod), l, r)
+            if depth < 8 =>
+        {
+            let x = int_tree(frame, l, depth + 1)?;
+            let y = int_tree(frame, r, depth + 1)?;
+            match int_fast(*op, x, y)?.v {
+                V::Int(n) => Some(n),
+                _ => None,
+            }
+        }
+        _ => public_int(frame, e),
+    }
+}
+
+/// [`public_int`] for locals and constants, inline; [`int_tree`] for nested arithmetic.
+#[inline(always)]
+fn int_operand(frame: &[Value], e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Binary(..) => int_tree(frame, e, 0),
+        _ => public_int(frame, e),
     }
 }
 
