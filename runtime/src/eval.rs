@@ -248,7 +248,7 @@ impl Ctx {
             None => 0,
         };
         self.depth += 1;
-        let result = self.eval(m, &mut frame, &f.body);
+        let result = self.eval_tail(m, &mut frame, &f.body);
         self.depth -= 1;
         self.active.truncate(mark);
         clear_frame(&mut frame);
@@ -590,24 +590,7 @@ impl Ctx {
                 self.eval(m, frame, tail)
             }
             Expr::CallFun { fun, args, private } => {
-                let f = &m.funs[fun.0 as usize];
-                let mut callee_frame = self.frame(f.slots);
-                for (p, a) in f.params.iter().zip(args) {
-                    let v = match a {
-                        Some(a) => match self.operand(m, frame, a) {
-                            Ok(v) => v,
-                            Err(c) => {
-                                callee_frame.clear();
-                                self.pool.push(callee_frame);
-                                return Err(c);
-                            }
-                        },
-                        None => p.default.clone().unwrap_or(Value::NULL),
-                    };
-                    set_slot(&mut callee_frame, p.slot, v);
-                }
-                let v = self.enter(m, *fun, callee_frame)?;
-                Ok(if *private { v.with_private(true) } else { v })
+                self.call_static(m, frame, *fun, args, *private)
             }
             Expr::CallNative {
                 native,
@@ -713,6 +696,70 @@ impl Ctx {
                     return Err(self.raise_panic(m, "break target is no longer active".into()));
                 }
                 Err(self.jump(Control::Break { target, value: v }))
+            }
+        }
+    }
+
+    /// A call of a top-level agent known statically: the callee's frame gets the arguments
+    /// (evaluated in written order, defaults for absent ones), then runs.
+    #[inline]
+    fn call_static(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        fun: FunId,
+        args: &[Option<Expr>],
+        private: bool,
+    ) -> R {
+        let f = &m.funs[fun.0 as usize];
+        let mut callee_frame = self.frame(f.slots);
+        for (p, a) in f.params.iter().zip(args) {
+            let v = match a {
+                Some(a) => match self.operand(m, frame, a) {
+                    Ok(v) => v,
+                    Err(c) => {
+                        callee_frame.clear();
+                        self.pool.push(callee_frame);
+                        return Err(c);
+                    }
+                },
+                None => p.default.clone().unwrap_or(Value::NULL),
+            };
+            set_slot(&mut callee_frame, p.slot, v);
+        }
+        let v = self.enter(m, fun, callee_frame)?;
+        Ok(if private { v.with_private(true) } else { v })
+    }
+
+    /// Evaluates a function body: `if` branches and block tails are followed in a loop rather
+    /// than by a nested `eval` each.
+    fn eval_tail(&mut self, m: &Machine, frame: &mut [Value], mut e: &Expr) -> R {
+        loop {
+            match e {
+                Expr::If(c, a, b) => {
+                    let cond = self.operand(m, frame, c)?;
+                    e = match cond.v {
+                        V::Bool(true) => a,
+                        _ => b,
+                    };
+                }
+                Expr::Block(stmts, tail) => {
+                    for s in stmts {
+                        match s {
+                            Stmt::Let(pat, value) => {
+                                let v = self.eval(m, frame, value)?;
+                                if !self.bind(frame, pat, &v) {
+                                    return Err(self.raise_panic(m, "pattern did not match".into()));
+                                }
+                            }
+                            Stmt::Expr(value) => {
+                                self.eval(m, frame, value)?;
+                            }
+                        }
+                    }
+                    e = tail;
+                }
+                _ => return self.eval(m, frame, e),
             }
         }
     }
@@ -891,6 +938,9 @@ impl Ctx {
             Expr::Const(v) => Ok(copy_value(v)),
             // Integer arithmetic and comparisons of locals and constants (`n - 1`, `i < n`,
             // `total + i`) without entering `eval`.
+            Expr::CallFun { fun, args, private } => {
+                self.call_static(m, frame, *fun, args, *private)
+            }
             Expr::Binary(op, l, r) => {
                 if let (Some(x), Some(y)) = (int_operand(frame, l), int_operand(frame, r))
                     && let Some(v) = int_fast(*op, x, y)
