@@ -15,6 +15,7 @@ use katari_lang::check::Checked;
 use katari_lang::load::Program;
 use katari_lang::render;
 use katari_lang::resolve::DeclRef;
+use katari_lang::types::{GenArg, TyKind};
 use katari_runtime::ir::RequestInfo;
 use katari_runtime::listener::{Guard, mint_token};
 use katari_runtime::machine::{Escalation, Host};
@@ -355,7 +356,10 @@ fn unhandled_request(program: &Program, checked: &Checked, agent: DeclRef) -> Op
             .cloned()
             .or_else(|| program.qualified_name(*req))
             .unwrap_or_default();
-        if name == "prelude.throw" {
+        // The self-contained tool rule (`prelude.md` §14.1): throws of the two MCP errors are
+        // allowed (they become `isError` results); a throw of any other type is a request the
+        // agent leaves to its caller.
+        if name == "prelude.throw" && throws_only_mcp_errors(checked, &sig.row.entries[req]) {
             return None;
         }
         if req.module == program.entry
@@ -364,6 +368,23 @@ fn unhandled_request(program: &Program, checked: &Checked, agent: DeclRef) -> Op
             return Some(short);
         }
         Some(name)
+    })
+}
+
+/// Whether the thrown type of a `prelude.throw` row entry is `mcp.server_error`,
+/// `mcp.auth_error` or a union of them.
+fn throws_only_mcp_errors(checked: &Checked, args: &[GenArg]) -> bool {
+    let Some(GenArg::Type(thrown)) = args.first() else {
+        return false;
+    };
+    thrown.members().iter().all(|t| match &t.kind {
+        TyKind::Data { id, .. } => checked.names.get(id).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "prelude.mcp.server_error" | "prelude.mcp.auth_error"
+            )
+        }),
+        _ => false,
     })
 }
 

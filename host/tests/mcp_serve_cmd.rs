@@ -36,7 +36,12 @@ agent describe(name: string, tags: array[string]) -> { name: string, length: int
 }
 
 @"Always refuses with a typed error."
-agent refuse(reason: string) -> string with prelude.throw[refusal] {
+agent refuse(reason: string) -> string with prelude.throw[mcp.server_error] {
+  prelude.throw(error = mcp.server_error(message = reason))
+}
+
+@"Refuses with an error type of its own, which a published agent may not leave unhandled."
+agent refuse_own(reason: string) -> string with prelude.throw[refusal] {
   prelude.throw(error = refusal(reason = reason, code = 7))
 }
 
@@ -139,13 +144,15 @@ fn startup_errors_name_the_problem_and_exit_2() {
         (out.status.code(), text(&out.stdout), text(&out.stderr))
     };
 
-    // Every documented agent: one of them leaves its request to a caller that does not exist.
+    // Every documented agent: two of them leave a request to a caller that does not exist (a
+    // throw of anything but the two MCP errors counts, as in the language's `tool` type).
     let (code, stdout, stderr) = serve(&[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "error: Agent 'lookup_remote' performs request 'lookup' without handling it; a published agent must handle its own requests.\n"
+        "error: Agent 'refuse_own' performs request 'prelude.throw' without handling it; a published agent must handle its own requests.\n\
+         error: Agent 'lookup_remote' performs request 'lookup' without handling it; a published agent must handle its own requests.\n"
     );
 
     let (code, _, stderr) = serve(&["--agents", "add,nope"]);
@@ -336,7 +343,7 @@ fn assert_checks(out: &Value, what: &str) {
     assert_eq!(refuse[0], json!(true), "{what}: {refuse}");
     assert_eq!(
         refuse[1][0],
-        json!({"$constructor": "fixture.refusal", "value": {"reason": "no", "code": 7}}),
+        json!({"$constructor": "prelude.mcp.server_error", "value": {"message": "no"}}),
         "{what}"
     );
 
