@@ -2,6 +2,7 @@
 //! colour decision of §2.3.
 
 use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
@@ -67,6 +68,34 @@ pub enum Command {
         #[command(subcommand)]
         command: McpTop,
     },
+    // The commands of `host.md` §2.1 that this version does not have yet. They are recognised
+    // (and hidden from the help) so that using one says so, rather than calling a documented
+    // command unknown.
+    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
+    Chat(Unavailable),
+    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
+    Get(Unavailable),
+    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
+    Describe(Unavailable),
+    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
+    Delete(Unavailable),
+    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
+    Agent(Unavailable),
+}
+
+/// What the help of a command that is not available yet says.
+const NOT_YET: &str = "Not available in this version of katari yet.";
+
+/// The arguments of a command that is not available yet: anything, ignored.
+#[derive(Debug, Args)]
+pub struct Unavailable {
+    #[arg(
+        hide = true,
+        num_args = 0..,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub rest: Vec<OsString>,
 }
 
 /// The `mcp` subcommands: those of [`McpCommand`] (handled by `login.rs`), `serve`, `pull` and `list`.
@@ -304,17 +333,153 @@ pub enum ColorChoice {
 /// 0) or a usage error (status 2).
 pub fn parse() -> Cli {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let mut matches = command().color(clap_color(&args)).get_matches_from(args);
-    match Cli::from_arg_matches_mut(&mut matches) {
+    match try_parse(&args, clap_color(&args)) {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     }
 }
 
+/// [`parse`] without exiting: the parsed command line, or the error to print (whose exit code
+/// is 0 for `--help` and `--version`, 2 for usage errors).
+fn try_parse(args: &[OsString], color: clap::ColorChoice) -> Result<Cli, clap::Error> {
+    let mut cmd = command().color(color);
+    let mut matches = cmd
+        .try_get_matches_from_mut(args)
+        .map_err(|err| with_nearest_spelling(err, args))?;
+    Cli::from_arg_matches_mut(&mut matches)
+}
+
 /// The clap command, with every subcommand's `--version` saying `katari X.Y.Z` as the top
-/// level does (`host.md` §2.1), rather than clap's `katari-check X.Y.Z`.
+/// level does (`host.md` §2.1), rather than clap's `katari-check X.Y.Z` or `katari-path X.Y.Z`.
 fn command() -> clap::Command {
-    Cli::command().mut_subcommands(|sub| sub.display_name("katari"))
+    fn name_katari(cmd: clap::Command) -> clap::Command {
+        cmd.display_name("katari").mut_subcommands(name_katari)
+    }
+    Cli::command().mut_subcommands(name_katari)
+}
+
+/// The farthest a misspelling may be from a valid spelling for the usage error to name it
+/// (`host.md` §2.1.2).
+const SUGGESTION_DISTANCE: usize = 2;
+
+/// Replaces clap's own "a similar … exists" tip of an unknown subcommand or flag with the
+/// nearest valid spelling within [`SUGGESTION_DISTANCE`] edits (`host.md` §2.1.2). clap's
+/// similarity measure both misses close spellings (`rn` for `run`, `--ags` for `--arg`) and
+/// offers far ones (`config` for `configure`).
+fn with_nearest_spelling(mut err: clap::Error, args: &[OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let (invalid_kind, suggested_kind) = match err.kind() {
+        ErrorKind::InvalidSubcommand => (
+            ContextKind::InvalidSubcommand,
+            ContextKind::SuggestedSubcommand,
+        ),
+        ErrorKind::UnknownArgument => (ContextKind::InvalidArg, ContextKind::SuggestedArg),
+        _ => return err,
+    };
+    let Some(ContextValue::String(invalid)) = err.get(invalid_kind).cloned() else {
+        return err;
+    };
+    let mut cmd = command();
+    cmd.build();
+    let (leaf, typed) = failing_command(&cmd, args, &invalid);
+    let nearest = if suggested_kind == ContextKind::SuggestedSubcommand {
+        let names = leaf.get_subcommands().map(|s| s.get_name().to_string());
+        nearest(&typed, names)
+    } else if typed.starts_with('-') {
+        let flags = leaf.get_arguments().flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|s| format!("-{s}"));
+            long.into_iter().chain(short)
+        });
+        nearest(&typed, flags)
+    } else {
+        // A stray positional argument: there is no spelling to suggest.
+        return err;
+    };
+    err.remove(suggested_kind);
+    // clap's usage line names the flag it suggested (`Usage: katari check --no-workspace
+    // <FILE>...`); the command's own usage line is what goes with our suggestion.
+    let mut leaf = leaf.clone();
+    err.insert(
+        ContextKind::Usage,
+        ContextValue::StyledStr(leaf.render_usage()),
+    );
+    // An empty list of other tips still costs a blank line.
+    if matches!(err.get(ContextKind::Suggested), Some(ContextValue::StyledStrs(tips)) if tips.is_empty())
+    {
+        err.remove(ContextKind::Suggested);
+    }
+    if let Some(nearest) = nearest {
+        // clap's other tip (`to pass '--x' as a value, use '-- --x'`) would only distract.
+        err.remove(ContextKind::Suggested);
+        err.insert(suggested_kind, ContextValue::String(nearest));
+    }
+    err
+}
+
+/// The (built) command in which parsing stopped at `invalid`, and the word as typed: clap
+/// reports `-json` as its first letter `-j`, but the nearest spelling of `-json` is `--json`.
+fn failing_command<'a>(
+    top: &'a clap::Command,
+    args: &[OsString],
+    invalid: &str,
+) -> (&'a clap::Command, String) {
+    let mut cmd = top;
+    for word in args.iter().skip(1).map(|w| w.to_string_lossy()) {
+        if word == "--" {
+            break;
+        }
+        let flag_name = word.split('=').next().unwrap_or_default();
+        if word == invalid || flag_name == invalid {
+            return (cmd, flag_name.to_string());
+        }
+        if invalid.len() == 2 && !word.starts_with("--") && word.starts_with(invalid) {
+            return (cmd, word.into_owned());
+        }
+        if let Some(sub) = cmd.find_subcommand(word.as_ref()) {
+            cmd = sub;
+        }
+    }
+    (cmd, invalid.to_string())
+}
+
+/// The candidate nearest to `typed` when it is within [`SUGGESTION_DISTANCE`] edits and no
+/// other candidate is as near: a one-letter flag is one edit from every other one-letter flag,
+/// and naming one of them at random would mislead.
+fn nearest(typed: &str, candidates: impl Iterator<Item = String>) -> Option<String> {
+    let mut best: Option<(usize, String)> = None;
+    let mut tied = false;
+    for candidate in candidates {
+        let distance = edit_distance(typed, &candidate);
+        if distance == 0 || distance > SUGGESTION_DISTANCE {
+            continue;
+        }
+        match &best {
+            Some((d, _)) if distance > *d => {}
+            Some((d, c)) if distance == *d => tied |= *c != candidate,
+            _ => {
+                best = Some((distance, candidate));
+                tied = false;
+            }
+        }
+    }
+    best.filter(|_| !tied).map(|(_, c)| c)
+}
+
+/// The Levenshtein distance between two words, counted in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// The usage text printed by bare `katari`.
@@ -332,10 +497,27 @@ pub fn use_color(choice: ColorChoice, is_terminal: bool, no_color: Option<&OsStr
     }
 }
 
-/// clap's own colouring of help and usage errors, following `--color` before it is parsed.
-/// clap's `auto` already looks at the terminal and `NO_COLOR`.
+/// clap's own colouring of help (stdout) and usage errors (stderr), following `--color` before
+/// it is parsed. clap's `auto` also obeys `CLICOLOR_FORCE`, which would colour a pipe; §2.3.1
+/// allows colour only on a terminal, so `auto` is settled here when neither stream is one, or
+/// when `NO_COLOR` forbids it.
 fn clap_color(args: &[OsString]) -> clap::ColorChoice {
-    let mut choice = clap::ColorChoice::Auto;
+    let terminal = std::io::stdout().is_terminal() || std::io::stderr().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR");
+    match color_flag(args) {
+        ColorChoice::Always => clap::ColorChoice::Always,
+        ColorChoice::Never => clap::ColorChoice::Never,
+        ColorChoice::Auto if use_color(ColorChoice::Auto, terminal, no_color.as_ref()) => {
+            clap::ColorChoice::Auto
+        }
+        ColorChoice::Auto => clap::ColorChoice::Never,
+    }
+}
+
+/// The last `--color` value on the command line (before `--`), `auto` when there is none or
+/// it is not valid (clap reports that).
+fn color_flag(args: &[OsString]) -> ColorChoice {
+    let mut choice = ColorChoice::Auto;
     let mut words = args.iter().map(|a| a.to_string_lossy());
     while let Some(word) = words.next() {
         if word == "--" {
@@ -347,9 +529,9 @@ fn clap_color(args: &[OsString]) -> clap::ColorChoice {
             None => None,
         };
         match value.as_deref() {
-            Some("always") => choice = clap::ColorChoice::Always,
-            Some("never") => choice = clap::ColorChoice::Never,
-            Some("auto") => choice = clap::ColorChoice::Auto,
+            Some("always") => choice = ColorChoice::Always,
+            Some("never") => choice = ColorChoice::Never,
+            Some("auto") => choice = ColorChoice::Auto,
             _ => {}
         }
     }
@@ -411,17 +593,41 @@ mod tests {
     #[test]
     fn clap_follows_color_flag_before_parsing() {
         assert_eq!(
-            clap_color(&[os("katari"), os("--color"), os("never")]),
-            clap::ColorChoice::Never
+            color_flag(&[os("katari"), os("--color"), os("never")]),
+            ColorChoice::Never
         );
+        assert_eq!(
+            color_flag(&[os("katari"), os("--color=always"), os("check")]),
+            ColorChoice::Always
+        );
+        assert_eq!(color_flag(&[os("katari"), os("check")]), ColorChoice::Auto);
         assert_eq!(
             clap_color(&[os("katari"), os("--color=always"), os("check")]),
             clap::ColorChoice::Always
         );
-        assert_eq!(
-            clap_color(&[os("katari"), os("check")]),
-            clap::ColorChoice::Auto
-        );
+    }
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("run", "run"), 0);
+        assert_eq!(edit_distance("rn", "run"), 1);
+        assert_eq!(edit_distance("rnu", "run"), 2);
+        assert_eq!(edit_distance("configure", "config"), 3);
+        assert_eq!(edit_distance("", "mcp"), 3);
+    }
+
+    #[test]
+    fn nearest_is_unique_and_within_two_edits() {
+        let names = || {
+            ["run", "check", "repl", "config"]
+                .map(String::from)
+                .into_iter()
+        };
+        assert_eq!(nearest("chek", names()), Some("check".into()));
+        assert_eq!(nearest("rpl", names()), Some("repl".into()));
+        assert_eq!(nearest("configure", names()), None);
+        let shorts = || ["-a", "-h", "-V"].map(String::from).into_iter();
+        assert_eq!(nearest("-b", shorts()), None);
     }
 
     #[test]

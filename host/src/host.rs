@@ -35,6 +35,9 @@ pub struct CliHost {
     shapes: HashMap<String, AnswerShape>,
     /// Whether questions may be asked on the terminal.
     interactive: bool,
+    /// Whether stderr is a terminal: text there that may come from an MCP server is then
+    /// sanitised (`host.md` §2.4).
+    stderr_terminal: bool,
     /// Escalations from concurrent branches are asked one at a time (§9.22).
     asking: Mutex<()>,
     /// Set while a line is being read from the terminal: nothing polls the interrupt flag
@@ -74,6 +77,7 @@ impl CliHost {
             answers: Mutex::new(answers),
             shapes,
             interactive: std::io::stdin().is_terminal(),
+            stderr_terminal: std::io::stderr().is_terminal(),
             asking: Mutex::new(()),
             reading: AtomicBool::new(false),
             fatal: Mutex::new(None),
@@ -161,7 +165,8 @@ impl CliHost {
             header.push_str(&format!("  {}\n", request.doc));
         }
         header.push_str(&format!("  expects: {}\n", request.answer_type));
-        self.say(&header);
+        // The arguments may carry an MCP server's text, and wire JSON leaves C1 controls raw.
+        self.say(&for_terminal(&header, self.stderr_terminal));
         let string = self.shape(request).string;
         loop {
             let Some(line) = self.read_line("> ") else {
@@ -182,6 +187,18 @@ impl CliHost {
                 Err(why) => self.say(&format!("  that answer does not fit: {why}\n")),
             }
         }
+    }
+}
+
+/// Text for a stream that is a terminal when `terminal` is true: there, escape sequences and
+/// control characters other than newline and tab are removed, because the text may come from an
+/// MCP server (an error message in a panic, a payload's string) and must not drive the terminal
+/// (`host.md` §2.4). Text for a file or a pipe is written unchanged.
+pub fn for_terminal(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
+    if terminal {
+        std::borrow::Cow::Owned(katari_runtime::mcp::text::sanitize(text))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -306,6 +323,13 @@ mod tests {
         );
         assert_eq!(typed("\"unterminated", true), Some(json!("\"unterminated")));
         assert_eq!(typed("", true), Some(json!("")));
+    }
+
+    #[test]
+    fn server_text_is_sanitised_only_for_a_terminal() {
+        let text = "panic: \u{1b}[2Jgone\u{9b}31m\r\tend\n";
+        assert_eq!(for_terminal(text, true), "panic: gone31m\tend\n");
+        assert_eq!(for_terminal(text, false), text);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! or the failure with the exit codes of §10.2.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -22,7 +22,7 @@ use katari_runtime::machine::{Ctx, Machine};
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
-use crate::host::{AnswerShape, Answers, CliHost, typed_line};
+use crate::host::{AnswerShape, Answers, CliHost, for_terminal, typed_line};
 use crate::paths::Paths;
 
 /// The stack of the thread that evaluates a run: deep recursion ends in the `call depth limit
@@ -81,13 +81,22 @@ pub fn run(opts: &RunOptions) -> u8 {
     match outcome {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{text}");
-            let _ = out.flush();
-            0
+            match writeln!(out, "{text}").and_then(|()| out.flush()) {
+                Ok(()) => 0,
+                // The result is lost (a full disk, a closed pipe): the run did not deliver
+                // it, so it must not report success (`host.md` §2.2).
+                Err(err) => {
+                    let _ = writeln!(std::io::stderr(), "error: cannot write output: {err}");
+                    1
+                }
+            }
         }
         Err(f) => {
             if !f.message.is_empty() {
-                let _ = writeln!(std::io::stderr(), "error: {}", f.message);
+                // A throw's payload or a panic's message may quote an MCP server (§2.4).
+                let terminal = std::io::stderr().is_terminal();
+                let message = for_terminal(&f.message, terminal);
+                let _ = writeln!(std::io::stderr(), "error: {message}");
             }
             f.status
         }

@@ -1,0 +1,3 @@
+agent main() -> integer {
+  "not an integer"
+}

@@ -1,0 +1,2 @@
+// `--colr` before the subcommand: the nearest global flag is named.
+agent main() -> string { "unused" }
