@@ -229,11 +229,13 @@ impl Ctx {
             return Err(ctl(Control::Interrupted));
         }
         self.step(m)?;
-        for p in &f.params {
-            if let Some(pat) = &p.pattern {
-                let value = std::mem::replace(&mut frame[p.slot as usize], Value::NULL);
-                if !self.bind(&mut frame, pat, &value) {
-                    return Err(self.raise_panic(m, "pattern did not match".into()));
+        if f.patterned {
+            for p in &f.params {
+                if let Some(pat) = &p.pattern {
+                    let value = std::mem::replace(&mut frame[p.slot as usize], Value::NULL);
+                    if !self.bind(&mut frame, pat, &value) {
+                        return Err(self.raise_panic(m, "pattern did not match".into()));
+                    }
                 }
             }
         }

@@ -29,6 +29,8 @@ pub struct Fun {
     /// Where a recursive local agent finds itself.
     pub self_slot: Option<Slot>,
     pub params: Vec<Param>,
+    /// Whether any parameter destructures (`x => pattern`): calls of the others skip the check.
+    pub patterned: bool,
     /// The frame size.
     pub slots: u32,
     /// Where the activation id goes, when a `return` inside a `use` continuation targets it.
