@@ -700,3 +700,26 @@ fn an_approval_given_at_the_terminal_is_stored_for_that_entry() {
     assert_eq!(out.status.code(), Some(1), "{}", s.stderr(&out));
     assert!(s.stderr(&out).contains("has not been approved"));
 }
+
+// §4.1.4: an `oauth` credential name is checked against the database, as a warning only.
+#[test]
+fn an_oauth_name_without_a_stored_credential_is_a_warning() {
+    let s = Scratch::new("oauth-warning");
+    s.write(
+        "home/config.toml",
+        "[mcp.gh]\nurl = \"http://127.0.0.1:9/mcp\"\n\noauth = \"gh-login\"\n",
+    );
+    s.write("ws/sub/hello.kt", "agent main() -> string { \"hi\" }\n");
+    let out = s.run(&["run", "hello.kt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", s.stderr(&out));
+    assert_eq!(stdout(&out), "hi\n");
+    assert_eq!(
+        s.stderr(&out),
+        "warning: T/home/config.toml:4: mcp.gh.oauth: no OAuth credential named 'gh-login' is stored\n  fix: run katari mcp login --url http://127.0.0.1:9/mcp --name gh-login\n"
+    );
+    assert!(
+        !s.path("home").join("data").join("katari.db").exists()
+            && !s.path("home").join("katari.db").exists(),
+        "checking for the credential does not create the database"
+    );
+}

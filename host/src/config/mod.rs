@@ -427,7 +427,10 @@ pub fn init(no_workspace: bool, trust_workspace: bool) -> Result<Arc<Config>, u8
         env: &|name| std::env::var(name).ok(),
     };
     match load(&opts) {
-        Ok(config) => {
+        Ok(mut config) => {
+            config
+                .warnings
+                .extend(unknown_credentials(&config, &opts.paths));
             let mut err = std::io::stderr().lock();
             for w in &config.warnings {
                 let _ = std::io::Write::write_all(
@@ -443,6 +446,49 @@ pub fn init(no_workspace: bool, trust_workspace: bool) -> Result<Arc<Config>, u8
             Err(2)
         }
     }
+}
+
+/// Warnings for `oauth = "NAME"` entries naming no credential in the database (§4.1.4: a
+/// warning, not an error, because `katari mcp login` creates credentials after the configuration
+/// is written). Without a database every name is unknown; a database that cannot be read is
+/// left to the commands that need it.
+fn unknown_credentials(config: &Config, paths: &Paths) -> Vec<Problem> {
+    let wanted: Vec<&Server> = config
+        .servers
+        .values()
+        .filter(|s| s.oauth.is_some())
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let stored: Vec<String> = if paths.data.join(crate::store::FILE_NAME).exists() {
+        match crate::store::Store::open_in(&paths.data).and_then(|s| s.credentials()) {
+            Ok(rows) => rows.into_iter().map(|c| c.name).collect(),
+            Err(_) => return Vec::new(),
+        }
+    } else {
+        Vec::new()
+    };
+    wanted
+        .into_iter()
+        .filter_map(|s| {
+            let name = s.oauth.as_deref()?;
+            if stored.iter().any(|n| n == name) {
+                return None;
+            }
+            let url = match &s.transport {
+                server::Transport::Http { url, .. } => url.as_str(),
+                server::Transport::Stdio { .. } => "URL",
+            };
+            Some(Problem {
+                at: Some((s.origin.file.clone(), s.oauth_line)),
+                key: format!("{}.oauth", s.key),
+                message: format!("no OAuth credential named '{name}' is stored"),
+                fix: Some(format!("run katari mcp login --url {url} --name {name}")),
+                warning: true,
+            })
+        })
+        .collect()
 }
 
 /// The configuration loaded by [`init`], if it ran.

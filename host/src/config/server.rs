@@ -26,6 +26,8 @@ pub struct Server {
     pub transport: Transport,
     /// `oauth = "CRED"` (only in `[mcp.NAME]`).
     pub oauth: Option<String>,
+    /// The line of the `oauth` key, for the unknown-credential warning (§4.1.4).
+    pub oauth_line: usize,
     pub description: Option<String>,
     pub connect_timeout_secs: u64,
     pub request_timeout_secs: u64,
@@ -286,6 +288,7 @@ pub(super) fn parse(
         }
     };
     let description = if toml { text("description", r) } else { None };
+    let oauth_line = get("oauth").map_or(line, |f| f.line);
     let oauth = if toml {
         get("oauth").and_then(|f| match f.value.as_str() {
             Some(s) => Some(s.to_string()),
@@ -479,6 +482,7 @@ pub(super) fn parse(
         from_json: !toml,
         transport,
         oauth,
+        oauth_line,
         description,
         connect_timeout_secs,
         request_timeout_secs,
