@@ -374,7 +374,7 @@ pub(crate) fn answer_shapes(program: &Program, checked: &Checked) -> HashMap<Str
 /// The text printed for a successful run (§10.2).
 fn result_text(value: &Value, json: bool) -> Result<String, Failure> {
     match (&value.v, json) {
-        (V::Str(s), false) if !value.private => Ok(s.to_string()),
+        (V::Str(s), false) if !value.private() => Ok(s.to_string()),
         _ => to_wire(value, Privacy::Redact)
             .map_err(|_| failed("panic: a non-finite number has no JSON representation")),
     }

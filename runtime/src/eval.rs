@@ -43,6 +43,9 @@ enum Tail {
     Clause,
 }
 
+/// The most calls and iterations between two checks of interruption and the step limit.
+const FUEL: u32 = 256;
+
 /// The most branches of one `parallel` form evaluated at once.
 const PARALLEL_WORKERS: usize = 64;
 
@@ -215,7 +218,9 @@ impl Ctx {
     }
 
     /// Runs a function whose frame holds its captures and arguments: destructures pattern
-    /// parameters, then evaluates the body and catches the `return`s aimed at it.
+    /// parameters, then evaluates the body and catches the `return`s aimed at it. Inlined into
+    /// the static call path, which every agent-to-agent call takes.
+    #[inline(always)]
     fn enter(&mut self, m: &Machine, fun: FunId, mut frame: Vec<Value>) -> R {
         let f = &m.funs[fun.0 as usize];
         let here = stack_address();
@@ -225,10 +230,7 @@ impl Ctx {
         if self.depth >= m.max_depth || self.stack_base.saturating_sub(here) > self.stack_budget {
             return Err(self.raise_panic(m, "call depth limit exceeded".into()));
         }
-        if self.stopped() {
-            return Err(ctl(Control::Interrupted));
-        }
-        self.step(m)?;
+        self.tick(m)?;
         if f.patterned {
             for p in &f.params {
                 if let Some(pat) = &p.pattern {
@@ -307,13 +309,34 @@ impl Ctx {
                 .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
-    /// Counts a call or iteration against the machine's step limit.
+    /// Counts a call or iteration. Interruption and the step limit are checked when a batch of
+    /// [`FUEL`] steps is spent, not on every step: two atomic loads and a comparison per call
+    /// were a measurable share of a call's cost, and a stop a few hundred steps late is not.
     #[inline(always)]
-    fn step(&mut self, m: &Machine) -> Result<(), Ctl> {
-        self.steps += 1;
-        if m.step_limit != 0 && self.steps > m.step_limit {
-            return Err(ctl(Control::Failed("step limit exceeded".into())));
+    fn tick(&mut self, m: &Machine) -> Result<(), Ctl> {
+        if self.fuel == 0 {
+            self.refuel(m)?;
         }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    /// Grants the next batch of steps, unless the run was interrupted or reached its step
+    /// limit (exactly: the last batch before the limit is cut to size).
+    #[inline(never)]
+    fn refuel(&mut self, m: &Machine) -> Result<(), Ctl> {
+        if self.stopped() {
+            return Err(ctl(Control::Interrupted));
+        }
+        let grant = if m.step_limit == 0 {
+            FUEL
+        } else if self.steps >= m.step_limit {
+            return Err(ctl(Control::Failed("step limit exceeded".into())));
+        } else {
+            (m.step_limit - self.steps).min(FUEL as u64) as u32
+        };
+        self.steps += grant as u64;
+        self.fuel = grant;
         Ok(())
     }
 
@@ -612,8 +635,8 @@ impl Ctx {
                 let a = self.operand(m, frame, l)?;
                 let b = self.operand(m, frame, r)?;
                 if let (V::Int(x), V::Int(y)) = (&a.v, &b.v)
-                    && !a.private
-                    && !b.private
+                    && !a.private()
+                    && !b.private()
                     && let Some(v) = int_fast(*op, *x, *y)
                 {
                     return Ok(v);
@@ -862,7 +885,7 @@ impl Ctx {
     #[inline(never)]
     fn unary(&mut self, m: &Machine, frame: &mut [Value], op: UnOp, x: &Expr) -> R {
         let a = self.eval(m, frame, x)?;
-        let p = a.private;
+        let p = a.private();
         let v = match (op, &a.v) {
             (UnOp::Not, V::Bool(b)) => Value::bool(!b),
             (UnOp::Neg, V::Int(n)) => Value::int(if *n == 0.0 { 0.0 } else { -n }),
@@ -900,7 +923,7 @@ impl Ctx {
         let mut private = false;
         self.scratch.clear();
         for v in values {
-            private |= v.private;
+            private |= v.private();
             if let V::Str(s) = &v.v {
                 self.scratch.push_str(s);
             }
@@ -972,7 +995,7 @@ impl Ctx {
                 && *b - *a <= RANGE_LIMIT
             {
                 let (a, b) = (*a, *b);
-                let private = start.private || end.private;
+                let private = start.private() || end.private();
                 return self.loop_over(
                     m,
                     frame,
@@ -988,7 +1011,7 @@ impl Ctx {
             return match &source.v {
                 V::Array(items) => {
                     let items = items.clone();
-                    self.loop_over(m, frame, f, source.private, items.iter().cloned())
+                    self.loop_over(m, frame, f, source.private(), items.iter().cloned())
                 }
                 _ => Err(self.raise_panic(m, "internal: array.range gave no array".into())),
             };
@@ -1012,7 +1035,7 @@ impl Ctx {
                 .map(|item| {
                     (
                         &f.body,
-                        Some((&f.pat, item.clone().with_private(source.private))),
+                        Some((&f.pat, item.clone().with_private(source.private()))),
                     )
                 })
                 .collect();
@@ -1030,7 +1053,7 @@ impl Ctx {
             };
             return self.loop_then(m, frame, f, results);
         }
-        self.loop_over(m, frame, f, source.private, items.iter().cloned())
+        self.loop_over(m, frame, f, source.private(), items.iter().cloned())
     }
 
     /// A sequential loop over `items` (marked private when the source was).
@@ -1072,10 +1095,7 @@ impl Ctx {
     ) -> Result<Iterated, Ctl> {
         let mut results = Vec::with_capacity(if f.collect { items.len() } else { 0 });
         for item in items {
-            if self.stopped() {
-                return Err(ctl(Control::Interrupted));
-            }
-            self.step(m)?;
+            self.tick(m)?;
             let item = item.with_private(private);
             if let Pat::Bind(slot) = &f.pat {
                 set_slot(frame, *slot, item);
@@ -1400,7 +1420,7 @@ impl Ctx {
                     let items = items.clone();
                     ps.iter()
                         .zip(items.iter())
-                        .all(|(p, x)| self.bind(frame, p, &x.clone().with_private(v.private)))
+                        .all(|(p, x)| self.bind(frame, p, &x.clone().with_private(v.private())))
                 }
                 _ => false,
             },
@@ -1431,7 +1451,7 @@ impl Ctx {
                 // `Arc`), so the pointer test settles most arms; decoded values compare text.
                 V::Data(d) if Arc::ptr_eq(&d.ctor.name, name) || d.ctor.name == *name => {
                     fields.iter().all(|(i, p)| match d.fields.get(*i) {
-                        Some(x) => self.bind(frame, p, &x.clone().with_private(v.private)),
+                        Some(x) => self.bind(frame, p, &x.clone().with_private(v.private())),
                         None => false,
                     })
                 }
@@ -1466,7 +1486,7 @@ fn public_int(frame: &[Value], e: &Expr) -> Option<f64> {
         _ => return None,
     };
     match v.v {
-        V::Int(x) if !v.private => Some(x),
+        V::Int(x) if !v.private() => Some(x),
         _ => None,
     }
 }
@@ -1532,10 +1552,7 @@ fn clear_frame(frame: &mut Vec<Value>) {
 #[inline(always)]
 fn copy_value(v: &Value) -> Value {
     match v.v {
-        V::Int(x) => Value {
-            v: V::Int(x),
-            private: v.private,
-        },
+        V::Int(x) => Value::with(V::Int(x), v.private()),
         _ => v.clone(),
     }
 }
@@ -1572,12 +1589,12 @@ pub(crate) fn field(v: &Value, key: &str) -> Value {
             .and_then(|i| d.fields.get(i).cloned()),
         _ => None,
     };
-    found.unwrap_or(Value::NULL).with_private(v.private)
+    found.unwrap_or(Value::NULL).with_private(v.private())
 }
 
 /// The binary operators (`prelude.md` §3), inline: the same semantics as the natives.
 pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
-    let private = a.private || b.private;
+    let private = a.private() || b.private();
     let v = match op {
         BinOp::Eq => Value::bool(equal(a, b)),
         BinOp::NotEq => Value::bool(!equal(a, b)),

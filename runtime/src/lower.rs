@@ -1647,10 +1647,7 @@ pub fn carry(
             }
             other => other.clone(),
         };
-        Some(Value {
-            v,
-            private: value.private,
-        })
+        Some(Value::with(v, value.private()))
     }
     go(value, from, to, &origins, changed)
 }

@@ -148,8 +148,10 @@ pub struct Ctx {
     pub(crate) cancel: Option<Arc<AtomicBool>>,
     /// Frames of finished calls, kept for their allocations.
     pub(crate) pool: Vec<Vec<Value>>,
-    /// Calls and iterations so far, against [`Machine::step_limit`].
+    /// Calls and iterations granted so far, against [`Machine::step_limit`]: granted in
+    /// batches of at most `eval::FUEL`, of which `fuel` are still unspent.
     pub(crate) steps: u64,
+    pub(crate) fuel: u32,
     /// A box and an update list of a finished jump, kept so that `next` in a loop or clause
     /// allocates nothing.
     pub(crate) spare: Option<Ctl>,
@@ -194,6 +196,7 @@ impl Ctx {
             cancel: None,
             pool: Vec::new(),
             steps: 0,
+            fuel: 0,
             spare: None,
             spare_updates: Vec::new(),
             clause_next: None,

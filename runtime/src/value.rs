@@ -12,11 +12,22 @@ use crate::callable::Callable;
 #[derive(Clone, Debug)]
 pub struct Value {
     pub v: V,
-    pub private: bool,
+    flag: Flag,
+}
+
+/// The private flag, a whole word wide. As a `bool` it left seven padding bytes in every value,
+/// which the compiler copied piecewise on each move; the wide loads that read the value back
+/// then stalled (store forwarding fails), and that was a large share of a call's cost.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u64)]
+enum Flag {
+    Public = 0,
+    Private = 1,
 }
 
 /// The kinds of values.
 #[derive(Clone, Debug)]
+#[repr(u64)]
 pub enum V {
     Null,
     Bool(bool),
@@ -64,11 +75,36 @@ pub struct Ctor {
 impl Value {
     pub const NULL: Value = Value {
         v: V::Null,
-        private: false,
+        flag: Flag::Public,
     };
 
+    #[inline(always)]
     pub fn new(v: V) -> Value {
-        Value { v, private: false }
+        Value {
+            v,
+            flag: Flag::Public,
+        }
+    }
+
+    /// A value with the given private flag.
+    #[inline(always)]
+    pub fn with(v: V, private: bool) -> Value {
+        Value {
+            v,
+            flag: if private { Flag::Private } else { Flag::Public },
+        }
+    }
+
+    /// Whether the value is private (§8.6).
+    #[inline(always)]
+    pub fn private(&self) -> bool {
+        self.flag == Flag::Private
+    }
+
+    /// Marks the value private, or public.
+    #[inline(always)]
+    pub fn set_private(&mut self, private: bool) {
+        self.flag = if private { Flag::Private } else { Flag::Public };
     }
     pub fn bool(b: bool) -> Value {
         Value::new(V::Bool(b))
@@ -101,8 +137,11 @@ impl Value {
         }
     }
 
+    #[inline(always)]
     pub fn with_private(mut self, private: bool) -> Value {
-        self.private |= private;
+        if private {
+            self.flag = Flag::Private;
+        }
         self
     }
 
@@ -132,7 +171,7 @@ impl Value {
 
     /// Whether any part of the value is private (ignoring values captured in callables).
     pub fn any_private(&self) -> bool {
-        self.private
+        self.private()
             || match &self.v {
                 V::Array(items) => items.iter().any(Value::any_private),
                 V::Record(r) => r.values().any(Value::any_private),
@@ -304,7 +343,7 @@ pub enum Privacy {
 
 /// Writes the wire JSON of a value (§11.1), compact.
 pub fn write_wire(out: &mut String, value: &Value, privacy: Privacy) -> Result<(), NonFinite> {
-    if value.private && privacy == Privacy::Redact {
+    if value.private() && privacy == Privacy::Redact {
         out.push_str("{\"$redacted\":true}");
         return Ok(());
     }
@@ -461,3 +500,6 @@ mod tests {
         ));
     }
 }
+// A value is four words, and so is the result of an evaluation (its error uses the flag's niche).
+const _: () = assert!(std::mem::size_of::<Value>() == 32);
+const _: () = assert!(std::mem::size_of::<Result<Value, Box<crate::control::Control>>>() == 32);

@@ -34,7 +34,7 @@ const RANGE_LIMIT: f64 = 10_000_000.0;
 fn get(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let items = a.array(0)?;
     let index = a.int(1)?;
-    let shaped = a.get(0).private || a.get(1).private;
+    let shaped = a.get(0).private() || a.get(1).private();
     let found = if index >= 0.0 && index < items.len() as f64 {
         items[index as usize].clone()
     } else {
@@ -48,7 +48,7 @@ fn length(_: &mut Ctx, a: &mut Args<'_>) -> R {
 }
 
 fn append(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let private = a.get(0).private;
+    let private = a.get(0).private();
     let mut items = Vec::with_capacity(a.array(0)?.len() + 1);
     items.extend(a.array(0)?.iter().cloned());
     items.push(a.take(1));
@@ -60,7 +60,7 @@ fn concat(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let mut items = Vec::with_capacity(left.len() + right.len());
     items.extend(left.iter().cloned());
     items.extend(right.iter().cloned());
-    Ok(Value::array(items).with_private(a.get(0).private || a.get(1).private))
+    Ok(Value::array(items).with_private(a.get(0).private() || a.get(1).private()))
 }
 
 /// A bound clamped to `[0, len]`.
@@ -78,7 +78,7 @@ fn slice(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let items = a.array(0)?;
     let (start, end) = (a.int(1)?, a.int(2)?);
     let (start, end) = (clamp(start, items.len()), clamp(end, items.len()));
-    let private = a.get(0).private || a.get(1).private || a.get(2).private;
+    let private = a.get(0).private() || a.get(1).private() || a.get(2).private();
     let part = if start < end {
         items[start..end].to_vec()
     } else {
@@ -101,7 +101,7 @@ fn index_of(_: &mut Ctx, a: &mut Args<'_>) -> R {
 }
 
 fn flatten(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let outer = a.get(0).private;
+    let outer = a.get(0).private();
     // The result is copied from the outer array and from every inner one, so a private inner
     // array makes it private too (§8.6 rule 4): its length would reveal the inner one's, as
     // `array.concat` of that array would.
@@ -115,8 +115,8 @@ fn flatten(_: &mut Ctx, a: &mut Args<'_>) -> R {
             )));
         };
         // Elements read through a private inner array are private (rule 3).
-        let through = outer || inner.private;
-        copied_private |= inner.private;
+        let through = outer || inner.private();
+        copied_private |= inner.private();
         items.extend(elements.iter().map(|e| e.clone().with_private(through)));
     }
     Ok(Value::array(items).with_private(copied_private))
@@ -124,7 +124,7 @@ fn flatten(_: &mut Ctx, a: &mut Args<'_>) -> R {
 
 fn reverse(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let items: Vec<Value> = a.array(0)?.iter().rev().cloned().collect();
-    Ok(Value::array(items).with_private(a.get(0).private))
+    Ok(Value::array(items).with_private(a.get(0).private()))
 }
 
 fn range(_: &mut Ctx, a: &mut Args<'_>) -> R {
@@ -171,7 +171,7 @@ fn sort(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     if items.is_empty() {
         return Ok(Value::array(Vec::new()));
     }
-    let through = a.get(0).private;
+    let through = a.get(0).private();
     let by = match &a.get(1).v {
         V::Null => None,
         V::Callable(_) => Some(a.get(1).clone()),
@@ -188,7 +188,7 @@ fn sort(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
             )?,
             None => item.clone(),
         };
-        keyed_private |= key.private;
+        keyed_private |= key.private();
         keys.push(match &key.v {
             V::Int(n) | V::Num(n) if n.is_nan() => return Err(a.fail("cannot order NaN")),
             V::Int(n) | V::Num(n) => Key::Number(*n),

@@ -14,7 +14,7 @@ natives! {
 /// The line to write: the text, or `{"$redacted":true}` when it is private.
 fn line<'a>(a: &'a Args<'_>) -> Result<&'a str, katari_runtime::control::Ctl> {
     let text = a.str(0)?;
-    Ok(if a.get(0).private {
+    Ok(if a.get(0).private() {
         "{\"$redacted\":true}"
     } else {
         text

@@ -21,7 +21,7 @@ fn get_secret(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
                 format!("no secret named \"{key}\" in the environment or in secrets.toml");
             let fields = vec![
                 a.get(0).clone(),
-                Value::str(message).with_private(a.get(0).private),
+                Value::str(message).with_private(a.get(0).private()),
             ];
             Err(throw(ctx, "prelude.env.missing_secret", fields))
         }

@@ -38,7 +38,7 @@ pub(super) fn descriptor(a: &Args<'_>) -> Result<Descriptor, Ctl> {
     let field = d.fields.first().unwrap_or(&Value::NULL);
     let auth = match &*d.ctor.name {
         "prelude.mcp.headers" => {
-            if field.private {
+            if field.private() {
                 return Err(leak());
             }
             let V::Record(values) = &field.v else {

@@ -164,7 +164,7 @@ fn run(
         Kind::Io(revealed) => {
             for (label, value) in labels.iter().zip(args.args.iter()) {
                 let leaks = if revealed.contains(label) {
-                    value.private
+                    value.private()
                 } else {
                     value.any_private()
                 };

@@ -24,7 +24,7 @@ natives! {
 }
 
 fn get(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let shaped = a.get(0).private || a.get(1).private;
+    let shaped = a.get(0).private() || a.get(1).private();
     let found = a.record(0)?.get(a.str(1)?).cloned();
     Ok(found.unwrap_or(Value::NULL).with_private(shaped))
 }
@@ -38,7 +38,7 @@ fn size(_: &mut Ctx, a: &mut Args<'_>) -> R {
 }
 
 fn set(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let shaped = a.get(0).private || a.get(1).private;
+    let shaped = a.get(0).private() || a.get(1).private();
     let mut record = a.record(0)?.into_owned();
     let key = a.str(1)?.into();
     // `insert` keeps an existing key's position; a new key goes last.
@@ -47,14 +47,14 @@ fn set(_: &mut Ctx, a: &mut Args<'_>) -> R {
 }
 
 fn remove(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let shaped = a.get(0).private || a.get(1).private;
+    let shaped = a.get(0).private() || a.get(1).private();
     let mut record = a.record(0)?.into_owned();
     record.shift_remove(a.str(1)?);
     Ok(Value::record(record).with_private(shaped))
 }
 
 fn merge(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let private = a.get(0).private || a.get(1).private;
+    let private = a.get(0).private() || a.get(1).private();
     let mut record = a.record(0)?.into_owned();
     for (k, v) in a.record(1)?.iter() {
         record.insert(k.clone(), v.clone());
@@ -83,7 +83,7 @@ fn keys(_: &mut Ctx, a: &mut Args<'_>) -> R {
 }
 
 fn entries(_: &mut Ctx, a: &mut Args<'_>) -> R {
-    let through = a.get(0).private;
+    let through = a.get(0).private();
     let record = a.record(0)?;
     let pairs = sorted(&record)
         .into_iter()

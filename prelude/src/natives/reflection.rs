@@ -133,7 +133,7 @@ fn call_agent(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
             ));
         }
     };
-    let through = args.private;
+    let through = args.private();
     let labelled = entries
         .into_iter()
         .map(|(label, value)| {

@@ -458,11 +458,11 @@ fn reply(
             let mut body = String::with_capacity(wire.len() * 2 + 48);
             body.push_str(r#"{"content":[{"type":"text","text":"#);
             match &value.v {
-                V::Str(s) if !value.private => write_json_string(&mut body, s),
+                V::Str(s) if !value.private() => write_json_string(&mut body, s),
                 _ => write_json_string(&mut body, &wire),
             }
             body.push_str("}]");
-            if matches!(value.v, V::Record(_) | V::Data(_)) && !value.private {
+            if matches!(value.v, V::Record(_) | V::Data(_)) && !value.private() {
                 body.push_str(r#","structuredContent":"#);
                 body.push_str(&wire);
             }

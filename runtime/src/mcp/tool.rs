@@ -187,7 +187,7 @@ fn arguments(name: &str, argument: &Value) -> Result<JsonObject, Ctl> {
     };
     let mut out = JsonObject::new();
     for (key, value) in fields {
-        if value.any_private() || argument.private {
+        if value.any_private() || argument.private() {
             return Err(panic(format!(
                 "a private value cannot be sent to tool \"{name}\" ({key})"
             )));

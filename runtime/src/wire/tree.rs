@@ -150,7 +150,7 @@ fn encode_unguarded(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
             json_to_tree(c, &json)
         }
     };
-    Ok(node.with_private(value.private))
+    Ok(node.with_private(value.private()))
 }
 
 fn encode_fields<'a>(

@@ -14,16 +14,16 @@ use super::*;
 fn pure_natives_mark_their_results_private() {
     let mut c = ctx();
     let n = call(&mut c, "prelude.string.length", vec![secret("abc")]).expect("3");
-    assert!(n.private);
+    assert!(n.private());
     let deep = arr(vec![s("a"), secret("b")]);
     let joined = call(&mut c, "prelude.string.join", vec![deep, s(",")]).expect("joined");
-    assert!(joined.private);
+    assert!(joined.private());
     let plain = call(&mut c, "prelude.string.length", vec![s("abc")]).expect("3");
-    assert!(!plain.private);
+    assert!(!plain.private());
     let eq = call(&mut c, "prelude.equal", vec![secret("a"), s("b")]).expect("bool");
-    assert!(eq.private);
+    assert!(eq.private());
     let text = call(&mut c, "prelude.json.to_text", vec![arr(vec![secret("x")])]).expect("text");
-    assert!(text.private);
+    assert!(text.private());
     assert_eq!(text.as_str(), Some(r#"["x"]"#));
 }
 
@@ -36,7 +36,7 @@ fn structural_natives_keep_each_flag() {
         vec![rec(vec![]), s("Authorization"), secret("token")],
     )
     .expect("set");
-    assert!(!headers.private, "the record is public");
+    assert!(!headers.private(), "the record is public");
     assert_eq!(
         to_wire(&headers, Privacy::Redact).ok().as_deref(),
         Some(r#"{"Authorization":{"$redacted":true}}"#)
@@ -47,28 +47,28 @@ fn structural_natives_keep_each_flag() {
         vec![rec(vec![("Content-Type", s("application/json"))]), headers],
     )
     .expect("merge");
-    assert!(!merged.private);
+    assert!(!merged.private());
     let items = arr(vec![s("a"), secret("b")]);
     let first = call(&mut c, "prelude.array.get", vec![items.clone(), int(0.0)]).expect("a");
-    assert!(!first.private);
+    assert!(!first.private());
     let second = call(&mut c, "prelude.array.get", vec![items.clone(), int(1.0)]).expect("b");
-    assert!(second.private);
+    assert!(second.private());
     let by_secret = call(
         &mut c,
         "prelude.array.get",
         vec![items.clone(), int(0.0).with_private(true)],
     )
     .expect("a");
-    assert!(by_secret.private, "a private index selects privately");
+    assert!(by_secret.private(), "a private index selects privately");
     let reversed = call(&mut c, "prelude.array.reverse", vec![items.clone()]).expect("reversed");
-    assert!(!reversed.private);
+    assert!(!reversed.private());
     let hidden = call(
         &mut c,
         "prelude.array.reverse",
         vec![items.with_private(true)],
     )
     .expect("reversed");
-    assert!(hidden.private);
+    assert!(hidden.private());
     let flat = call(
         &mut c,
         "prelude.array.flatten",
@@ -79,13 +79,13 @@ fn structural_natives_keep_each_flag() {
     )
     .expect("flat");
     assert!(
-        flat.private,
+        flat.private(),
         "the result is copied from a private inner array, whose length it reveals"
     );
     let V::Array(flat) = &flat.v else {
         panic!("array")
     };
-    assert!(flat[0].private && !flat[1].private);
+    assert!(flat[0].private() && !flat[1].private());
     let public = call(
         &mut c,
         "prelude.array.flatten",
@@ -93,7 +93,7 @@ fn structural_natives_keep_each_flag() {
     )
     .expect("flat");
     assert!(
-        !public.private,
+        !public.private(),
         "public containers of private elements stay public"
     );
 }
@@ -344,7 +344,7 @@ fn decode_inverts_encode() {
 fn secrets_are_private_and_missing_ones_throw() {
     let mut c = ctx();
     let token = call(&mut c, "prelude.env.get_secret", vec![s("TOKEN")]).expect("token");
-    assert!(token.private);
+    assert!(token.private());
     assert_eq!(token.as_str(), Some("s3cret"));
     assert_eq!(
         text(
@@ -539,7 +539,7 @@ fn fetch_talks_http_over_loopback() {
         "{head}"
     );
     assert!(!head.contains("ignored"));
-    assert!(!response.private);
+    assert!(!response.private());
     let V::Record(r) = &response.v else {
         panic!("record")
     };
