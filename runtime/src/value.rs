@@ -421,6 +421,10 @@ pub fn to_wire(value: &Value, privacy: Privacy) -> Result<String, NonFinite> {
     Ok(out)
 }
 
+// A value is four words, and so is the result of an evaluation (its error uses the flag's niche).
+const _: () = assert!(std::mem::size_of::<Value>() == 32);
+const _: () = assert!(std::mem::size_of::<Result<Value, Box<crate::control::Control>>>() == 32);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,6 +504,3 @@ mod tests {
         ));
     }
 }
-// A value is four words, and so is the result of an evaluation (its error uses the flag's niche).
-const _: () = assert!(std::mem::size_of::<Value>() == 32);
-const _: () = assert!(std::mem::size_of::<Result<Value, Box<crate::control::Control>>>() == 32);
