@@ -35,14 +35,17 @@ pub enum V {
     Int(f64),
     /// A binary64 value of the number kind.
     Num(f64),
-    Str(Arc<str>),
+    Str(Str),
     Array(Arc<Vec<Value>>),
     Record(Arc<Record>),
     Data(Arc<DataValue>),
     Callable(Arc<Callable>),
     /// A blob id (`sha256-…`).
-    File(Arc<str>),
+    File(Str),
 }
+
+/// The text of a string or file value: one thin pointer to a counted, immutable string.
+pub type Str = arcstr::ArcStr;
 
 /// A plain record: string keys in insertion order. Hashed with foldhash rather than std's
 /// SipHash: field access hashes a short key on every look-up, and SipHash cost about 190
@@ -115,7 +118,7 @@ impl Value {
     pub fn num(n: f64) -> Value {
         Value::new(V::Num(n))
     }
-    pub fn str(s: impl Into<Arc<str>>) -> Value {
+    pub fn str(s: impl Into<Str>) -> Value {
         Value::new(V::Str(s.into()))
     }
     pub fn array(items: Vec<Value>) -> Value {
@@ -421,9 +424,9 @@ pub fn to_wire(value: &Value, privacy: Privacy) -> Result<String, NonFinite> {
     Ok(out)
 }
 
-// A value is four words, and so is the result of an evaluation (its error uses the flag's niche).
-const _: () = assert!(std::mem::size_of::<Value>() == 32);
-const _: () = assert!(std::mem::size_of::<Result<Value, Box<crate::control::Control>>>() == 32);
+// A value is three words, and so is the result of an evaluation (its error uses the flag's niche).
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
+const _: () = assert!(std::mem::size_of::<Result<Value, Box<crate::control::Control>>>() == 24);
 
 #[cfg(test)]
 mod tests {

@@ -387,7 +387,7 @@ impl Decoder<'_> {
                 }))))
             }
             "$ref" => match member.node() {
-                Node::Str(id) => Ok(Value::new(V::File(Arc::from(id)))),
+                Node::Str(id) => Ok(Value::new(V::File(id.into()))),
                 _ => Err(path.fail("\"$ref\" must be a string")),
             },
             "$agent" => {

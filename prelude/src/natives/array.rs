@@ -6,7 +6,6 @@
 //! it is copied from is, or when a private index or bound shapes it (`language.md` §8.6 rule 4).
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use katari_runtime::machine::Ctx;
 use katari_runtime::value::{V, Value, equal, format_number};
@@ -153,7 +152,7 @@ fn empty(_: &mut Ctx, _: &mut Args<'_>) -> R {
 /// A sort key: numbers first (numerically), then strings (by code point).
 enum Key {
     Number(f64),
-    Text(Arc<str>),
+    Text(katari_runtime::value::Str),
 }
 
 fn order(x: &Key, y: &Key) -> Ordering {

@@ -142,7 +142,7 @@ impl Tool for MintedTool {
                 record.insert("text".into(), Value::str(text));
                 let files = files
                     .into_iter()
-                    .map(|id| Value::new(V::File(id)))
+                    .map(|id| Value::new(V::File(id.as_ref().into())))
                     .collect();
                 record.insert("files".into(), Value::array(files));
                 Ok(Value::record(record))

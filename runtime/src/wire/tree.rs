@@ -72,7 +72,7 @@ impl JsonCtors {
     pub fn number(&self, n: f64) -> Value {
         Self::make(&self.number, vec![Value::num(n)])
     }
-    pub fn string(&self, s: impl Into<Arc<str>>) -> Value {
+    pub fn string(&self, s: impl Into<crate::value::Str>) -> Value {
         Self::make(&self.string, vec![Value::str(s)])
     }
     pub fn array(&self, items: Vec<Value>) -> Value {

@@ -5,8 +5,6 @@
 //! the blob store as `file` values, like images in tool results. Strings from the server are
 //! data and stay raw; only error messages are sanitised (by [`tool::fail`]).
 
-use std::sync::Arc;
-
 use rmcp::model::{ContentBlock, JsonObject, ResourceContents, Role};
 
 use super::super::client::{Descriptor, McpFailure};
@@ -57,7 +55,7 @@ fn store(ctx: &Ctx, url: &str, what: &str, data: &str, mime: &str) -> Result<Val
             "cannot store {what} from MCP server '{url}' in the blob folder: {e}"
         ))
     })?;
-    Ok(Value::new(V::File(Arc::from(id))))
+    Ok(Value::new(V::File(id.into())))
 }
 
 /// `mcp.resources`: the server's resources, then its resource templates (`template = true`,
