@@ -30,7 +30,7 @@ enum Flag {
 #[repr(u64)]
 pub enum V {
     Null,
-    Bool(bool),
+    Bool(Truth),
     /// An integral binary64 value of the integer kind.
     Int(f64),
     /// A binary64 value of the number kind.
@@ -42,6 +42,29 @@ pub enum V {
     Callable(Arc<Callable>),
     /// A blob id (`sha256-…`).
     File(Str),
+}
+
+/// A boolean a whole word wide, for the reason of [`Flag`]: a one-byte payload left seven
+/// padding bytes in the value's second word, copied piecewise on every move.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u64)]
+pub enum Truth {
+    False = 0,
+    True = 1,
+}
+
+impl Truth {
+    #[inline(always)]
+    pub fn get(self) -> bool {
+        self == Truth::True
+    }
+}
+
+impl From<bool> for Truth {
+    #[inline(always)]
+    fn from(b: bool) -> Truth {
+        if b { Truth::True } else { Truth::False }
+    }
 }
 
 /// The text of a string or file value: one thin pointer to a counted, immutable string.
@@ -110,7 +133,7 @@ impl Value {
         self.flag = if private { Flag::Private } else { Flag::Public };
     }
     pub fn bool(b: bool) -> Value {
-        Value::new(V::Bool(b))
+        Value::new(V::Bool(b.into()))
     }
     pub fn int(n: f64) -> Value {
         Value::new(V::Int(n))
@@ -352,7 +375,7 @@ pub fn write_wire(out: &mut String, value: &Value, privacy: Privacy) -> Result<(
     }
     match &value.v {
         V::Null => out.push_str("null"),
-        V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        V::Bool(b) => out.push_str(if b.get() { "true" } else { "false" }),
         V::Int(n) | V::Num(n) => {
             if !n.is_finite() {
                 return Err(NonFinite);

@@ -211,7 +211,7 @@ impl Doc for Value {
         let field = d.fields.first().map(|f| &f.v);
         match (kind, field) {
             ("null", _) => Node::Null,
-            ("boolean", Some(V::Bool(b))) => Node::Bool(*b),
+            ("boolean", Some(V::Bool(b))) => Node::Bool(b.get()),
             ("integer", Some(V::Int(n))) => Node::Int(*n),
             // An integer overflowed to ±Infinity is number-kind (`language.md` §8.2).
             ("integer" | "number", Some(V::Int(n) | V::Num(n))) => Node::Num(*n),

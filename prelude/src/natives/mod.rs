@@ -262,7 +262,7 @@ impl Args<'_> {
 
     fn boolean(&self, i: usize) -> Result<bool, Ctl> {
         match self.get(i).v {
-            V::Bool(b) => Ok(b),
+            V::Bool(b) => Ok(b.get()),
             _ => Err(self.wrong(i, "a value of type boolean")),
         }
     }

@@ -140,7 +140,7 @@ fn to_lower(_: &mut Ctx, a: &mut Args<'_>) -> R {
 fn to_string(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let text = match &a.get(0).v {
         V::Null => "null".to_string(),
-        V::Bool(b) => b.to_string(),
+        V::Bool(b) => b.get().to_string(),
         V::Int(n) | V::Num(n) => return Ok(Value::str(number_text(*n))),
         V::Str(_) => return Ok(a.take(0)),
         _ => {

@@ -211,7 +211,7 @@ fn escape_key(key: &str) -> String {
 fn to_json(value: &Value) -> Result<Json, ()> {
     Ok(match &value.v {
         V::Null => Json::Null,
-        V::Bool(b) => Json::Bool(*b),
+        V::Bool(b) => Json::Bool(b.get()),
         V::Int(n) | V::Num(n) => {
             if !n.is_finite() {
                 return Err(());

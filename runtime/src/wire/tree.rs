@@ -119,7 +119,7 @@ pub fn encode_tree(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
 fn encode_unguarded(c: &JsonCtors, value: &Value) -> Result<Value, TreeError> {
     let node = match &value.v {
         V::Null => c.null(),
-        V::Bool(b) => c.boolean(*b),
+        V::Bool(b) => c.boolean(b.get()),
         V::Int(n) | V::Num(n) if !n.is_finite() => return Err(TreeError::NonFinite),
         V::Int(n) => c.integer(*n),
         V::Num(n) => c.number(*n),
@@ -192,7 +192,7 @@ fn node(tree: &Value) -> Result<Node<'_>, TreeError> {
     let field = d.fields.first().map(|f| &f.v);
     Ok(match (kind, field) {
         ("null", _) => Node::Null,
-        ("boolean", Some(V::Bool(b))) => Node::Bool(*b),
+        ("boolean", Some(V::Bool(b))) => Node::Bool(b.get()),
         ("integer", Some(V::Int(n) | V::Num(n))) => Node::Int(*n),
         ("number", Some(V::Int(n) | V::Num(n))) => Node::Num(*n),
         ("string", Some(V::Str(s))) => Node::Str(s),
