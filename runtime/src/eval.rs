@@ -998,13 +998,8 @@ impl Ctx {
             {
                 let (a, b) = (*a, *b);
                 let private = start.private() || end.private();
-                return self.loop_over(
-                    m,
-                    frame,
-                    f,
-                    private,
-                    (0..(b - a).max(0.0) as usize).map(|i| Value::int(a + i as f64)),
-                );
+                let n = (b - a).max(0.0) as usize;
+                return self.loop_over(m, frame, f, private, n, |i| Value::int(a + i as f64));
             }
             // Outside the limit (or not integer-kind): the native decides.
             let mut values = vec![start, end];
@@ -1013,7 +1008,8 @@ impl Ctx {
             return match &source.v {
                 V::Array(items) => {
                     let items = items.clone();
-                    self.loop_over(m, frame, f, source.private(), items.iter().cloned())
+                    let n = items.len();
+                    self.loop_over(m, frame, f, source.private(), n, |i| items[i].clone())
                 }
                 _ => Err(self.raise_panic(m, "internal: array.range gave no array".into())),
             };
@@ -1055,7 +1051,8 @@ impl Ctx {
             };
             return self.loop_then(m, frame, f, results);
         }
-        self.loop_over(m, frame, f, source.private(), items.iter().cloned())
+        let n = items.len();
+        self.loop_over(m, frame, f, source.private(), n, |i| items[i].clone())
     }
 
     /// A sequential loop over `items` (marked private when the source was).
@@ -1065,7 +1062,8 @@ impl Ctx {
         frame: &mut [Value],
         f: &crate::ir::ForLoop,
         private: bool,
-        items: impl ExactSizeIterator<Item = Value>,
+        n: usize,
+        item: impl Fn(usize) -> Value,
     ) -> R {
         for (slot, init) in &f.vars {
             let v = self.eval(m, frame, init)?;
@@ -1075,7 +1073,7 @@ impl Ctx {
         frame[f.target as usize] = Value::int(id as f64);
         let mark = self.active.len();
         self.active.push(id);
-        let results = self.iterate(m, frame, f, private, items, id);
+        let results = self.iterate(m, frame, f, private, n, item, id);
         self.active.truncate(mark);
         match results {
             Ok(Iterated::All(results)) => self.loop_then(m, frame, f, results),
@@ -1092,16 +1090,18 @@ impl Ctx {
         frame: &mut [Value],
         f: &crate::ir::ForLoop,
         private: bool,
-        items: impl ExactSizeIterator<Item = Value>,
+        n: usize,
+        item: impl Fn(usize) -> Value,
         id: u64,
     ) -> Result<Iterated, Ctl> {
-        let mut results = Vec::with_capacity(if f.collect { items.len() } else { 0 });
-        for item in items {
+        let mut results = Vec::with_capacity(if f.collect { n } else { 0 });
+        for i in 0..n {
             self.tick(m)?;
-            let item = item.with_private(private);
+            // The item goes straight into its slot: built elsewhere and moved, it would be
+            // stored word by word and read back in wider loads that cannot be forwarded.
             if let Pat::Bind(slot) = &f.pat {
-                set_slot(frame, *slot, item);
-            } else if !self.bind(frame, &f.pat, &item) {
+                set_slot(frame, *slot, item(i).with_private(private));
+            } else if !self.bind(frame, &f.pat, &item(i).with_private(private)) {
                 return Err(self.raise_panic(m, "pattern did not match".into()));
             }
             let value = match self.eval_body(m, frame, &f.body, f.target, Tail::Loop) {
@@ -1548,15 +1548,19 @@ fn clear_frame(frame: &mut Vec<Value>) {
     }
 }
 
-/// A clone of an operand with integers copied inline: the derived `Clone` is an out-of-line call
-/// even for them, and arithmetic operands are nearly always integers. (Inlining the whole
-/// `Clone` everywhere was measured to cost more than it saves.)
+/// A clone of an operand with scalars copied inline: the derived `Clone` is an out-of-line call
+/// even for them, and operands are nearly always scalars. (Inlining the whole `Clone`
+/// everywhere was measured to cost more than it saves.)
 #[inline(always)]
 fn copy_value(v: &Value) -> Value {
-    match v.v {
-        V::Int(x) => Value::with(V::Int(x), v.private()),
-        _ => v.clone(),
-    }
+    let kind = match v.v {
+        V::Int(x) => V::Int(x),
+        V::Null => V::Null,
+        V::Bool(b) => V::Bool(b),
+        V::Num(x) => V::Num(x),
+        _ => return v.clone(),
+    };
+    Value::with(kind, v.private())
 }
 
 /// Labelled arguments in declared parameter order; an absent one takes its default, else null.
