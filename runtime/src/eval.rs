@@ -1073,7 +1073,7 @@ impl Ctx {
         frame[f.target as usize] = Value::int(id as f64);
         let mark = self.active.len();
         self.active.push(id);
-        let results = self.iterate(m, frame, f, private, n, item, id);
+        let results = self.iterate(m, frame, f, n, |i| item(i).with_private(private), id);
         self.active.truncate(mark);
         match results {
             Ok(Iterated::All(results)) => self.loop_then(m, frame, f, results),
@@ -1089,7 +1089,6 @@ impl Ctx {
         m: &Machine,
         frame: &mut [Value],
         f: &crate::ir::ForLoop,
-        private: bool,
         n: usize,
         item: impl Fn(usize) -> Value,
         id: u64,
@@ -1100,8 +1099,8 @@ impl Ctx {
             // The item goes straight into its slot: built elsewhere and moved, it would be
             // stored word by word and read back in wider loads that cannot be forwarded.
             if let Pat::Bind(slot) = &f.pat {
-                set_slot(frame, *slot, item(i).with_private(private));
-            } else if !self.bind(frame, &f.pat, &item(i).with_private(private)) {
+                set_slot(frame, *slot, item(i));
+            } else if !self.bind(frame, &f.pat, &item(i)) {
                 return Err(self.raise_panic(m, "pattern did not match".into()));
             }
             let value = match self.eval_body(m, frame, &f.body, f.target, Tail::Loop) {
