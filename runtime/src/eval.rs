@@ -808,9 +808,17 @@ impl Ctx {
         if args.len() <= 4 {
             let mut buf = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
             for (slot, a) in buf.iter_mut().zip(args) {
-                *slot = self.eval(m, frame, a)?;
+                match self.eval(m, frame, a) {
+                    Ok(v) => *slot = v,
+                    Err(c) => {
+                        release(buf);
+                        return Err(c);
+                    }
+                }
             }
-            return self.native(m, native, &mut buf[..args.len()], schemas);
+            let result = self.native(m, native, &mut buf[..args.len()], schemas);
+            release(buf);
+            return result;
         }
         let mut values = Vec::with_capacity(args.len());
         for a in args {
@@ -907,9 +915,17 @@ impl Ctx {
         if parts.len() <= 8 {
             let mut buf: [Value; 8] = std::array::from_fn(|_| Value::NULL);
             for (slot, p) in buf.iter_mut().zip(parts) {
-                *slot = self.eval(m, frame, p)?;
+                match self.eval(m, frame, p) {
+                    Ok(v) => *slot = v,
+                    Err(c) => {
+                        release(buf);
+                        return Err(c);
+                    }
+                }
             }
-            return Ok(self.join_texts(&buf[..parts.len()]));
+            let text = self.join_texts(&buf[..parts.len()]);
+            release(buf);
+            return Ok(text);
         }
         let mut values = Vec::with_capacity(parts.len());
         for p in parts {
@@ -1530,6 +1546,17 @@ fn set_slot(frame: &mut [Value], slot: Slot, v: Value) {
     let old = std::mem::replace(&mut frame[slot as usize], v);
     if old.is_scalar() {
         std::mem::forget(old);
+    }
+}
+
+/// Drops a buffer of values, calling the out-of-line drop only for those that hold an
+/// allocation (an array's drop glue calls it for every element, nulls included).
+#[inline(always)]
+fn release<const N: usize>(buf: [Value; N]) {
+    for v in buf {
+        if v.is_scalar() {
+            std::mem::forget(v);
+        }
     }
 }
 

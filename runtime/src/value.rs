@@ -257,9 +257,9 @@ pub fn equal(a: &Value, b: &Value) -> bool {
 const EXACT_DIGITS: f64 = 9_007_199_254_740_992.0;
 
 /// [`format_number`] as shared text. Integral values up to 2^53 are written into a stack buffer
-/// and copied once into the `Arc`, sparing the intermediate `String` (`string.to_string` of an
+/// and copied once into the string, sparing the intermediate `String` (`string.to_string` of an
 /// integer is common in string building).
-pub fn number_text(x: f64) -> Arc<str> {
+pub fn number_text(x: f64) -> Str {
     if x.fract() == 0.0 && x.abs() <= EXACT_DIGITS && x != 0.0 {
         let mut buf = [0u8; 20];
         let mut at = buf.len();
@@ -273,9 +273,9 @@ pub fn number_text(x: f64) -> Arc<str> {
             at -= 1;
             buf[at] = b'-';
         }
-        return Arc::from(std::str::from_utf8(&buf[at..]).expect("ASCII digits are UTF-8"));
+        return Str::from(std::str::from_utf8(&buf[at..]).expect("ASCII digits are UTF-8"));
     }
-    Arc::from(format_number(x))
+    Str::from(format_number(x))
 }
 
 /// JavaScript's `String(n)` for a binary64 value.
