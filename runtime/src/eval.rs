@@ -663,10 +663,10 @@ impl Ctx {
             }
             Expr::Record(entries) => self.record(m, frame, entries),
             Expr::If(c, a, b) => {
-                let cond = self.operand(m, frame, c)?;
-                match cond.v {
-                    V::Bool(Truth::True) => self.eval(m, frame, a),
-                    _ => self.eval(m, frame, b),
+                if self.condition(m, frame, c)? {
+                    self.eval(m, frame, a)
+                } else {
+                    self.eval(m, frame, b)
                 }
             }
             Expr::Match(subject, arms) => {
@@ -739,6 +739,14 @@ impl Ctx {
         let f = &m.funs[fun.0 as usize];
         let mut callee_frame = self.frame(f.slots);
         for (p, a) in f.params.iter().zip(args) {
+            // Built straight into the slot when no evaluation is needed (`n - 1`): through the
+            // `Result` of `operand` it would be stored and read back in pieces.
+            if let Some(a) = a
+                && let Some(v) = quick(frame, a)
+            {
+                set_slot(&mut callee_frame, p.slot, v);
+                continue;
+            }
             let v = match a {
                 Some(a) => match self.operand(m, frame, a) {
                     Ok(v) => v,
@@ -764,11 +772,7 @@ impl Ctx {
         loop {
             match e {
                 Expr::If(c, a, b) => {
-                    let cond = self.operand(m, frame, c)?;
-                    e = match cond.v {
-                        V::Bool(Truth::True) => a,
-                        _ => b,
-                    };
+                    e = if self.condition(m, frame, c)? { a } else { b };
                 }
                 Expr::Block(stmts, tail) => {
                     for s in stmts {
@@ -973,6 +977,17 @@ impl Ctx {
         Ok(Value::record(r))
     }
 
+    /// The truth of an `if` condition: comparisons of integer locals and constants without
+    /// building a value, anything else evaluated.
+    #[inline(always)]
+    fn condition(&mut self, m: &Machine, frame: &mut [Value], c: &Expr) -> Result<bool, Ctl> {
+        if let Some(b) = quick_bool(frame, c) {
+            return Ok(b);
+        }
+        let cond = self.operand(m, frame, c)?;
+        Ok(matches!(cond.v, V::Bool(Truth::True)))
+    }
+
     /// An operand: locals and constants without a recursive call.
     #[inline(always)]
     fn operand(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
@@ -1174,8 +1189,13 @@ impl Ctx {
                 if tail == Tail::Loop
                     && let [(slot, e)] = updates.as_slice()
                 {
-                    let x = self.operand(m, frame, e)?;
-                    set_slot(frame, *slot, x);
+                    match quick(frame, e) {
+                        Some(x) => set_slot(frame, *slot, x),
+                        None => {
+                            let x = self.operand(m, frame, e)?;
+                            set_slot(frame, *slot, x);
+                        }
+                    }
                     return Ok(v);
                 }
                 let mut ups = std::mem::take(&mut self.spare_updates);
@@ -1222,10 +1242,10 @@ impl Ctx {
                 self.eval_body(m, frame, last, target, tail)
             }
             Expr::If(c, a, b) => {
-                let cond = self.operand(m, frame, c)?;
-                match cond.v {
-                    V::Bool(Truth::True) => self.eval_body(m, frame, a, target, tail),
-                    _ => self.eval_body(m, frame, b, target, tail),
+                if self.condition(m, frame, c)? {
+                    self.eval_body(m, frame, a, target, tail)
+                } else {
+                    self.eval_body(m, frame, b, target, tail)
                 }
             }
             _ => self.eval(m, frame, e),
@@ -1530,6 +1550,55 @@ fn int_tree(frame: &[Value], e: &Expr, depth: u32) -> Option<f64> {
     }
 }
 
+/// The value of an operand that needs no evaluation: a scalar local or constant, or integer
+/// arithmetic and comparisons of public integer ones. `None`: evaluate it.
+#[inline(always)]
+fn quick(frame: &[Value], e: &Expr) -> Option<Value> {
+    match e {
+        Expr::Local(s) => scalar_copy(&frame[*s as usize]),
+        Expr::Const(v) => scalar_copy(v),
+        Expr::Binary(op, l, r) => int_fast(*op, int_operand(frame, l)?, int_operand(frame, r)?),
+        _ => None,
+    }
+}
+
+/// The truth of a condition that needs no evaluation (see [`quick`]).
+#[inline(always)]
+fn quick_bool(frame: &[Value], e: &Expr) -> Option<bool> {
+    match e {
+        Expr::Binary(op, l, r) => {
+            let (x, y) = (int_operand(frame, l)?, int_operand(frame, r)?);
+            match op {
+                BinOp::Lt => Some(x < y),
+                BinOp::Le => Some(x <= y),
+                BinOp::Gt => Some(x > y),
+                BinOp::Ge => Some(x >= y),
+                BinOp::Eq => Some(x == y),
+                BinOp::NotEq => Some(x != y),
+                _ => None,
+            }
+        }
+        Expr::Local(s) => match frame[*s as usize].v {
+            V::Bool(b) => Some(b.get()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A copy of a scalar, built inline; `None` for values that hold an allocation.
+#[inline(always)]
+fn scalar_copy(v: &Value) -> Option<Value> {
+    let kind = match v.v {
+        V::Int(x) => V::Int(x),
+        V::Null => V::Null,
+        V::Bool(b) => V::Bool(b),
+        V::Num(x) => V::Num(x),
+        _ => return None,
+    };
+    Some(Value::with(kind, v.private()))
+}
+
 /// [`public_int`] for locals and constants, inline; [`int_tree`] for nested arithmetic.
 #[inline(always)]
 fn int_operand(frame: &[Value], e: &Expr) -> Option<f64> {
@@ -1579,14 +1648,10 @@ fn clear_frame(frame: &mut Vec<Value>) {
 /// everywhere was measured to cost more than it saves.)
 #[inline(always)]
 fn copy_value(v: &Value) -> Value {
-    let kind = match v.v {
-        V::Int(x) => V::Int(x),
-        V::Null => V::Null,
-        V::Bool(b) => V::Bool(b),
-        V::Num(x) => V::Num(x),
-        _ => return v.clone(),
-    };
-    Value::with(kind, v.private())
+    match scalar_copy(v) {
+        Some(copy) => copy,
+        None => v.clone(),
+    }
 }
 
 /// Labelled arguments in declared parameter order; an absent one takes its default, else null.
