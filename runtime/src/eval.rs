@@ -601,12 +601,7 @@ impl Ctx {
             Expr::Block(stmts, tail) => {
                 for s in stmts {
                     match s {
-                        Stmt::Let(pat, value) => {
-                            let v = self.eval(m, frame, value)?;
-                            if !self.bind(frame, pat, &v) {
-                                return Err(self.raise_panic(m, "pattern did not match".into()));
-                            }
-                        }
+                        Stmt::Let(pat, value) => self.let_stmt(m, frame, pat, value)?,
                         Stmt::Expr(value) => {
                             self.eval(m, frame, value)?;
                         }
@@ -631,6 +626,7 @@ impl Ctx {
                 supplied,
                 holes,
             } => self.partial(m, frame, callee, supplied, holes),
+            Expr::Binary(BinOp::Concat, l, r) => self.template(m, frame, &[l, r]),
             Expr::Binary(op, l, r) => {
                 let a = self.operand(m, frame, l)?;
                 let b = self.operand(m, frame, r)?;
@@ -640,9 +636,6 @@ impl Ctx {
                     && let Some(v) = int_fast(*op, *x, *y)
                 {
                     return Ok(v);
-                }
-                if *op == BinOp::Concat && matches!((&a.v, &b.v), (V::Str(_), V::Str(_))) {
-                    return Ok(self.join_texts(&[a, b]));
                 }
                 match binary(*op, &a, &b) {
                     Ok(v) => Ok(v),
@@ -777,12 +770,7 @@ impl Ctx {
                 Expr::Block(stmts, tail) => {
                     for s in stmts {
                         match s {
-                            Stmt::Let(pat, value) => {
-                                let v = self.eval(m, frame, value)?;
-                                if !self.bind(frame, pat, &v) {
-                                    return Err(self.raise_panic(m, "pattern did not match".into()));
-                                }
-                            }
+                            Stmt::Let(pat, value) => self.let_stmt(m, frame, pat, value)?,
                             Stmt::Expr(value) => {
                                 self.eval(m, frame, value)?;
                             }
@@ -914,28 +902,92 @@ impl Ctx {
     /// A template: the parts are evaluated first, then joined by [`Ctx::join_texts`].
     #[inline(never)]
     fn concat(&mut self, m: &Machine, frame: &mut [Value], parts: &[Expr]) -> R {
-        // Templates rarely have more than eight parts: those are evaluated into a stack buffer,
+        // Templates rarely have more than eight parts: those are assembled from a stack buffer,
         // which spares a heap allocation per template.
-        if parts.len() <= 8 {
-            let mut buf: [Value; 8] = std::array::from_fn(|_| Value::NULL);
-            for (slot, p) in buf.iter_mut().zip(parts) {
-                match self.eval(m, frame, p) {
-                    Ok(v) => *slot = v,
-                    Err(c) => {
-                        release(buf);
-                        return Err(c);
-                    }
-                }
+        if let Some(first) = parts.first()
+            && parts.len() <= 8
+        {
+            let mut refs: [&Expr; 8] = [first; 8];
+            for (r, p) in refs.iter_mut().zip(parts) {
+                *r = p;
             }
-            let text = self.join_texts(&buf[..parts.len()]);
-            release(buf);
-            return Ok(text);
+            return self.template(m, frame, &refs[..parts.len()]);
         }
         let mut values = Vec::with_capacity(parts.len());
         for p in parts {
             values.push(self.eval(m, frame, p)?);
         }
         Ok(self.join_texts(&values))
+    }
+
+    /// The text of at most eight string parts (a template, or both sides of `++`). Constants
+    /// and locals are read where they are, not copied (a copy of a string is a reference count
+    /// increment and decrement); the other parts are evaluated first, in order, into a buffer.
+    fn template(&mut self, m: &Machine, frame: &mut [Value], parts: &[&Expr]) -> R {
+        let mut buf: [Value; 8] = std::array::from_fn(|_| Value::NULL);
+        for (slot, p) in buf.iter_mut().zip(parts) {
+            let p = match p {
+                Expr::Const(_) | Expr::Local(_) => continue,
+                // `string.to_string(value = n)`: the number itself goes in the buffer, and its
+                // text is written into the result below (the native would allocate a string
+                // for it). Anything but a number still goes through the native.
+                Expr::CallNative {
+                    native,
+                    args,
+                    schemas,
+                    ..
+                } if Some(*native) == m.to_string_native && args.len() == 1 => {
+                    match self.eval(m, frame, &args[0]) {
+                        Ok(v) if matches!(v.v, V::Int(_) | V::Num(_)) => {
+                            *slot = v;
+                            continue;
+                        }
+                        Ok(v) => {
+                            let mut arg = [v];
+                            match self.native(m, *native, &mut arg, schemas) {
+                                Ok(text) => {
+                                    *slot = text;
+                                    continue;
+                                }
+                                Err(c) => {
+                                    release(buf);
+                                    return Err(c);
+                                }
+                            }
+                        }
+                        Err(c) => {
+                            release(buf);
+                            return Err(c);
+                        }
+                    }
+                }
+                p => p,
+            };
+            match self.eval(m, frame, p) {
+                Ok(v) => *slot = v,
+                Err(c) => {
+                    release(buf);
+                    return Err(c);
+                }
+            }
+        }
+        let mut private = false;
+        self.scratch.clear();
+        for (value, p) in buf.iter().zip(parts) {
+            let v = match p {
+                Expr::Const(v) => v,
+                Expr::Local(s) => &frame[*s as usize],
+                _ => value,
+            };
+            private |= v.private();
+            match &v.v {
+                V::Str(s) => self.scratch.push_str(s),
+                V::Int(n) | V::Num(n) => crate::value::push_number(&mut self.scratch, *n),
+                _ => {}
+            }
+        }
+        release(buf);
+        Ok(self.finish_text(private))
     }
 
     /// The text of a template or `++` from its evaluated parts (all strings), private when any
@@ -950,6 +1002,11 @@ impl Ctx {
                 self.scratch.push_str(s);
             }
         }
+        self.finish_text(private)
+    }
+
+    /// The text assembled in `scratch` as a string value.
+    fn finish_text(&mut self, private: bool) -> Value {
         let text = Value::str(self.scratch.as_str()).with_private(private);
         // Do not keep a huge buffer alive for the rest of the run.
         if self.scratch.capacity() > 1 << 16 {
@@ -986,6 +1043,27 @@ impl Ctx {
         }
         let cond = self.operand(m, frame, c)?;
         Ok(matches!(cond.v, V::Bool(Truth::True)))
+    }
+
+    /// `let pattern = value`: a plain name takes the value itself (no copy of a string or
+    /// array, no reference count traffic); other patterns destructure.
+    #[inline(always)]
+    fn let_stmt(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        pat: &Pat,
+        value: &Expr,
+    ) -> Result<(), Ctl> {
+        let v = self.eval(m, frame, value)?;
+        if let Pat::Bind(slot) = pat {
+            set_slot(frame, *slot, v);
+            return Ok(());
+        }
+        if !self.bind(frame, pat, &v) {
+            return Err(self.raise_panic(m, "pattern did not match".into()));
+        }
+        Ok(())
     }
 
     /// An operand: locals and constants without a recursive call.
@@ -1223,12 +1301,7 @@ impl Ctx {
             Expr::Block(stmts, last) => {
                 for s in stmts {
                     match s {
-                        Stmt::Let(pat, value) => {
-                            let v = self.eval(m, frame, value)?;
-                            if !self.bind(frame, pat, &v) {
-                                return Err(self.raise_panic(m, "pattern did not match".into()));
-                            }
-                        }
+                        Stmt::Let(pat, value) => self.let_stmt(m, frame, pat, value)?,
                         // `next` ends the block (the lowering puts it last, before a
                         // placeholder tail).
                         Stmt::Expr(next @ Expr::Next { target: t, .. }) if *t == target => {

@@ -307,6 +307,11 @@ fn lower_with(
         .module_by_name("prelude")
         .and_then(|m| program.names.value(m, "throw"))
         .and_then(|r| l.request_of.get(&r).copied());
+    let to_string_native = l
+        .native_names
+        .iter()
+        .position(|n| &**n == "prelude.string.to_string")
+        .map(|i| i as u32);
     Machine {
         funs: l
             .funs
@@ -323,6 +328,7 @@ fn lower_with(
         by_name,
         metadata,
         throw_request,
+        to_string_native,
         host,
         interrupted: AtomicBool::new(false),
         closures: Mutex::new(HashMap::new()),

@@ -78,6 +78,9 @@ pub struct Machine {
     pub metadata: crate::lower::MetadataTable,
     /// The request index of `prelude.throw`.
     pub throw_request: Option<u32>,
+    /// The native index of `string.to_string`: in a template, the text of a number is written
+    /// straight into the result instead of into a string of its own.
+    pub to_string_native: Option<u32>,
     pub host: Arc<dyn Host>,
     pub interrupted: AtomicBool,
     /// Closures and partial applications that were encoded to the wire, by id, so that
@@ -108,6 +111,7 @@ impl Machine {
             by_name: HashMap::new(),
             metadata: Default::default(),
             throw_request: None,
+            to_string_native: None,
             host,
             interrupted: AtomicBool::new(false),
             closures: Mutex::new(HashMap::new()),
