@@ -627,21 +627,7 @@ impl Ctx {
                 holes,
             } => self.partial(m, frame, callee, supplied, holes),
             Expr::Binary(BinOp::Concat, l, r) => self.template(m, frame, &[l, r]),
-            Expr::Binary(op, l, r) => {
-                let a = self.operand(m, frame, l)?;
-                let b = self.operand(m, frame, r)?;
-                if let (V::Int(x), V::Int(y)) = (&a.v, &b.v)
-                    && !a.private()
-                    && !b.private()
-                    && let Some(v) = int_fast(*op, *x, *y)
-                {
-                    return Ok(v);
-                }
-                match binary(*op, &a, &b) {
-                    Ok(v) => Ok(v),
-                    Err(msg) => Err(self.raise_panic(m, msg)),
-                }
-            }
+            Expr::Binary(op, l, r) => self.binary(m, frame, *op, l, r),
             Expr::Unary(op, x) => self.unary(m, frame, *op, x),
             Expr::Concat(parts) => self.concat(m, frame, parts),
             Expr::Field(target, key) => {
@@ -777,6 +763,15 @@ impl Ctx {
                         }
                     }
                     e = tail;
+                }
+                // An operator over calls (`fib(n = n - 1) + fib(n = n - 2)`) is evaluated here,
+                // so that each call nests one Rust frame, not two.
+                Expr::Binary(op, l, r)
+                    if *op != BinOp::Concat
+                        && (matches!(**l, Expr::CallFun { .. })
+                            || matches!(**r, Expr::CallFun { .. })) =>
+                {
+                    return self.binary(m, frame, *op, l, r);
                 }
                 _ => return self.eval(m, frame, e),
             }
@@ -1064,6 +1059,25 @@ impl Ctx {
             return Err(self.raise_panic(m, "pattern did not match".into()));
         }
         Ok(())
+    }
+
+    /// A binary operator other than `++`: both operands, then integer arithmetic in place or
+    /// the general rules of [`binary`].
+    #[inline(always)]
+    fn binary(&mut self, m: &Machine, frame: &mut [Value], op: BinOp, l: &Expr, r: &Expr) -> R {
+        let a = self.operand(m, frame, l)?;
+        let b = self.operand(m, frame, r)?;
+        if let (V::Int(x), V::Int(y)) = (&a.v, &b.v)
+            && !a.private()
+            && !b.private()
+            && let Some(v) = int_fast(op, *x, *y)
+        {
+            return Ok(v);
+        }
+        match binary(op, &a, &b) {
+            Ok(v) => Ok(v),
+            Err(msg) => Err(self.raise_panic(m, msg)),
+        }
     }
 
     /// An operand: locals and constants without a recursive call.
