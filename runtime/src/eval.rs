@@ -1267,76 +1267,87 @@ impl Ctx {
         &mut self,
         m: &Machine,
         frame: &mut [Value],
-        e: &Expr,
+        mut e: &Expr,
         target: Slot,
         tail: Tail,
     ) -> R {
-        match e {
-            Expr::Next {
-                target: t,
-                value,
-                updates,
-            } if *t == target => {
-                let v = self.operand(m, frame, value)?;
-                if tail == Tail::Loop
-                    && let [(slot, e)] = updates.as_slice()
-                {
-                    match quick(frame, e) {
-                        Some(x) => set_slot(frame, *slot, x),
-                        None => {
-                            let x = self.operand(m, frame, e)?;
-                            set_slot(frame, *slot, x);
+        // Blocks and `if` branches are followed in a loop, not by a nested call each.
+        loop {
+            match e {
+                Expr::Next {
+                    target: t,
+                    value,
+                    updates,
+                } if *t == target => return self.tail_next(m, frame, value, updates, tail),
+                Expr::Block(stmts, last) => {
+                    let mut next = None;
+                    for s in stmts {
+                        match s {
+                            Stmt::Let(pat, value) => self.let_stmt(m, frame, pat, value)?,
+                            // `next` ends the block (the lowering puts it last, before a
+                            // placeholder tail).
+                            Stmt::Expr(n @ Expr::Next { target: t, .. }) if *t == target => {
+                                next = Some(n);
+                                break;
+                            }
+                            Stmt::Expr(value) => {
+                                self.eval(m, frame, value)?;
+                            }
                         }
                     }
-                    return Ok(v);
+                    e = next.unwrap_or(last);
                 }
-                let mut ups = std::mem::take(&mut self.spare_updates);
-                ups.clear();
-                for (slot, e) in updates {
-                    match self.operand(m, frame, e) {
-                        Ok(x) => ups.push((*slot, x)),
-                        Err(c) => {
-                            self.spare_updates = ups;
-                            return Err(c);
-                        }
-                    }
-                }
-                match tail {
-                    Tail::Loop => {
-                        for (slot, x) in ups.drain(..) {
-                            set_slot(frame, slot, x);
-                        }
-                        self.spare_updates = ups;
-                    }
-                    Tail::Clause => self.clause_next = Some(ups),
-                }
-                Ok(v)
+                Expr::If(c, a, b) => e = if self.condition(m, frame, c)? { a } else { b },
+                _ => return self.eval(m, frame, e),
             }
-            Expr::Block(stmts, last) => {
-                for s in stmts {
-                    match s {
-                        Stmt::Let(pat, value) => self.let_stmt(m, frame, pat, value)?,
-                        // `next` ends the block (the lowering puts it last, before a
-                        // placeholder tail).
-                        Stmt::Expr(next @ Expr::Next { target: t, .. }) if *t == target => {
-                            return self.eval_body(m, frame, next, target, tail);
-                        }
-                        Stmt::Expr(value) => {
-                            self.eval(m, frame, value)?;
-                        }
-                    }
-                }
-                self.eval_body(m, frame, last, target, tail)
-            }
-            Expr::If(c, a, b) => {
-                if self.condition(m, frame, c)? {
-                    self.eval_body(m, frame, a, target, tail)
-                } else {
-                    self.eval_body(m, frame, b, target, tail)
-                }
-            }
-            _ => self.eval(m, frame, e),
         }
+    }
+
+    /// A tail `next` of a loop body or clause (see [`Ctx::eval_body`]): its value, with the
+    /// updates stored (loop) or left in [`Ctx::clause_next`] (clause).
+    #[inline(always)]
+    fn tail_next(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        value: &Expr,
+        updates: &[(u32, Expr)],
+        tail: Tail,
+    ) -> R {
+        let v = self.operand(m, frame, value)?;
+        if tail == Tail::Loop
+            && let [(slot, e)] = updates
+        {
+            match quick(frame, e) {
+                Some(x) => set_slot(frame, *slot, x),
+                None => {
+                    let x = self.operand(m, frame, e)?;
+                    set_slot(frame, *slot, x);
+                }
+            }
+            return Ok(v);
+        }
+        let mut ups = std::mem::take(&mut self.spare_updates);
+        ups.clear();
+        for (slot, e) in updates {
+            match self.operand(m, frame, e) {
+                Ok(x) => ups.push((*slot, x)),
+                Err(c) => {
+                    self.spare_updates = ups;
+                    return Err(c);
+                }
+            }
+        }
+        match tail {
+            Tail::Loop => {
+                for (slot, x) in ups.drain(..) {
+                    set_slot(frame, slot, x);
+                }
+                self.spare_updates = ups;
+            }
+            Tail::Clause => self.clause_next = Some(ups),
+        }
+        Ok(v)
     }
 
     /// The loop's value: its `then` block, or the array of iteration values.
