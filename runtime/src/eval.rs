@@ -1263,6 +1263,7 @@ impl Ctx {
     /// stored — go to the loop's `var` slots right here, or, for a clause, to
     /// [`Ctx::clause_next`] for the clause run to apply to the handler's state. Anything else
     /// goes through [`Ctx::eval`].
+    #[inline(always)]
     fn eval_body(
         &mut self,
         m: &Machine,
