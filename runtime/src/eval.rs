@@ -347,7 +347,9 @@ impl Ctx {
     /// Performs a request: the innermost handler frame with a clause for it answers; unhandled
     /// requests escalate to the host (§9.18, §10.3).
     pub(crate) fn perform(&mut self, m: &Machine, request: u32, args: Vec<Value>) -> R {
-        let mut cur = self.handlers.clone();
+        // The search borrows the stack; only the frame that answers is shared (one reference
+        // count increment rather than one per frame passed).
+        let mut cur = self.handlers.as_ref();
         while let Some(frame) = cur {
             if let Some(ci) = frame
                 .handle
@@ -355,9 +357,10 @@ impl Ctx {
                 .iter()
                 .position(|c| c.request == request)
             {
+                let frame = frame.clone();
                 return self.run_clause(m, &frame, ci, args);
             }
-            cur = frame.parent.clone();
+            cur = frame.parent.as_ref();
         }
         let info = &m.requests[request as usize];
         if Some(request) == m.throw_request {
@@ -1252,6 +1255,9 @@ impl Ctx {
             };
             if f.collect {
                 results.push(value);
+            } else if value.is_scalar() {
+                // Nothing to free: skip the out-of-line drop (`next null` in most such loops).
+                std::mem::forget(value);
             }
         }
         Ok(Iterated::All(results))
