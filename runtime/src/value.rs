@@ -44,7 +44,7 @@ pub enum V {
     File(Str),
 }
 
-/// A boolean a whole word wide, for the reason of [`Flag`]: a one-byte payload left seven
+/// A boolean a whole word wide, for the reason the private flag is: a one-byte payload left seven
 /// padding bytes in the value's second word, copied piecewise on every move.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u64)]
