@@ -2,7 +2,7 @@
 //! are clamped, never counted from the end.
 
 use katari_runtime::machine::Ctx;
-use katari_runtime::value::{V, Value, number_text};
+use katari_runtime::value::{Str, V, Value, number_text};
 use katari_runtime::wire::parse_number;
 
 use super::array::clamp;
@@ -52,15 +52,9 @@ fn split(_: &mut Ctx, a: &mut Args<'_>) -> R {
 fn join(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let separator = a.str(1)?;
     let parts = a.array(0)?;
-    // Sized up front so that joining many pieces does not regrow and copy the text repeatedly.
-    let total: usize = parts
-        .iter()
-        .map(|p| match &p.v {
-            V::Str(s) => s.len() + separator.len(),
-            _ => 0,
-        })
-        .sum();
-    let mut out = String::with_capacity(total);
+    // The exact size first (and the kinds checked), then the text written once into its final
+    // string: building a `String` and copying it would touch twice the memory.
+    let mut total = 0usize;
     for (i, part) in parts.iter().enumerate() {
         let V::Str(s) = &part.v else {
             return Err(a.fail(format_args!(
@@ -68,28 +62,53 @@ fn join(_: &mut Ctx, a: &mut Args<'_>) -> R {
                 part.describe()
             )));
         };
-        if i > 0 {
-            out.push_str(separator);
-        }
-        out.push_str(s);
+        total += s.len() + if i > 0 { separator.len() } else { 0 };
     }
-    Ok(Value::str(out))
+    let text = Str::init_with(total, |out| {
+        let mut at = 0;
+        for (i, part) in parts.iter().enumerate() {
+            if let V::Str(s) = &part.v {
+                if i > 0 {
+                    out[at..at + separator.len()].copy_from_slice(separator.as_bytes());
+                    at += separator.len();
+                }
+                out[at..at + s.len()].copy_from_slice(s.as_bytes());
+                at += s.len();
+            }
+        }
+    })
+    .map_err(|e| a.fail(format_args!("internal: joined text is not UTF-8: {e}")))?;
+    Ok(Value::new(V::Str(text)))
 }
 
 fn slice(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let value = a.str(0)?;
     let (start, end) = (a.int(1)?, a.int(2)?);
-    let len = value.chars().count();
-    let (start, end) = (clamp(start, len), clamp(end, len));
-    Ok(Value::str(if start < end {
-        value
-            .chars()
-            .skip(start)
-            .take(end - start)
-            .collect::<String>()
+    // Indices count code points. In ASCII text (checked a word at a time) they are byte
+    // offsets, so slicing a long text does not decode every character before the slice.
+    let text = if value.is_ascii() {
+        let len = value.len();
+        let (start, end) = (clamp(start, len), clamp(end, len));
+        if start < end { &value[start..end] } else { "" }
     } else {
-        String::new()
-    }))
+        let len = value.chars().count();
+        let (start, end) = (clamp(start, len), clamp(end, len));
+        if start < end {
+            let from = value
+                .char_indices()
+                .nth(start)
+                .map_or(value.len(), |(i, _)| i);
+            let rest = &value[from..];
+            let to = rest
+                .char_indices()
+                .nth(end - start)
+                .map_or(rest.len(), |(i, _)| i);
+            &rest[..to]
+        } else {
+            ""
+        }
+    };
+    Ok(Value::str(text))
 }
 
 fn contains(_: &mut Ctx, a: &mut Args<'_>) -> R {
