@@ -64,6 +64,10 @@ fn join(_: &mut Ctx, a: &mut Args<'_>) -> R {
         };
         total += s.len() + if i > 0 { separator.len() } else { 0 };
     }
+    if total == 0 {
+        // (`init_with` does not take an empty size.)
+        return Ok(Value::str(""));
+    }
     let text = Str::init_with(total, |out| {
         let mut at = 0;
         for (i, part) in parts.iter().enumerate() {
