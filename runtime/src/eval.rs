@@ -514,9 +514,9 @@ impl Ctx {
             frame[*slot as usize] = v.clone();
         }
         for (p, a) in f.params.iter().zip(args) {
-            frame[p.slot as usize] = a;
+            set_slot(&mut frame, p.slot, a);
         }
-        frame[clause.target as usize] = Value::int(id as f64);
+        set_slot(&mut frame, clause.target, Value::int(id as f64));
         let result = self.eval_body(m, &mut frame, &f.body, clause.target, Tail::Clause);
         clear_frame(&mut frame);
         if self.pool.len() < 256 {
@@ -1553,7 +1553,7 @@ impl Ctx {
         match pat {
             Pat::Any => true,
             Pat::Bind(s) => {
-                frame[*s as usize] = v.clone();
+                set_slot(frame, *s, copy_value(v));
                 true
             }
             Pat::Lit(l) => equal(l, v),
