@@ -26,7 +26,7 @@ use crate::types::{Field, GenericId, Ty, TyEnv, TyKind, render_row, render_ty};
 pub use complete::{
     CallHint, Candidate, CompletionContext, call_hint, complete, completion_context,
 };
-pub use render::{CheckedEnv, DeclDoc, ParamDoc};
+pub use render::{CheckedEnv, DeclDoc, ParamDoc, string_literal};
 
 /// What kind of thing a name denotes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -630,7 +630,7 @@ impl Ctx {
                 holes,
             } => self.partial(m, frame, callee, supplied, holes),
             Expr::Binary(BinOp::Concat, l, r) => self.template(m, frame, &[l, r]),
-            Expr::Binary(op, l, r) => self.binary(m, frame, *op, l, r),
+            Expr::Binary(op, l, r) => self.operator(m, frame, *op, l, r),
             Expr::Unary(op, x) => self.unary(m, frame, *op, x),
             Expr::Concat(parts) => self.concat(m, frame, parts),
             Expr::Field(target, key) => {
@@ -730,10 +730,10 @@ impl Ctx {
                 continue;
             }
             let v = match a {
-                Some(a) => match self.operand(m, frame, a) {
+                Some(a) => match self.operand_rest(m, frame, a) {
                     Ok(v) => v,
                     Err(c) => {
-                        callee_frame.clear();
+                        clear_frame(&mut callee_frame);
                         self.pool.push(callee_frame);
                         return Err(c);
                     }
@@ -774,7 +774,7 @@ impl Ctx {
                         && (matches!(**l, Expr::CallFun { .. })
                             || matches!(**r, Expr::CallFun { .. })) =>
                 {
-                    return self.binary(m, frame, *op, l, r);
+                    return self.operator(m, frame, *op, l, r);
                 }
                 _ => return self.eval(m, frame, e),
             }
@@ -1067,7 +1067,7 @@ impl Ctx {
     /// A binary operator other than `++`: both operands, then integer arithmetic in place or
     /// the general rules of [`binary`].
     #[inline(always)]
-    fn binary(&mut self, m: &Machine, frame: &mut [Value], op: BinOp, l: &Expr, r: &Expr) -> R {
+    fn operator(&mut self, m: &Machine, frame: &mut [Value], op: BinOp, l: &Expr, r: &Expr) -> R {
         let a = self.operand(m, frame, l)?;
         let b = self.operand(m, frame, r)?;
         if let (V::Int(x), V::Int(y)) = (&a.v, &b.v)
@@ -1083,24 +1083,28 @@ impl Ctx {
         }
     }
 
-    /// An operand: locals and constants without a recursive call.
+    /// An operand: a static call straight to [`Ctx::call_static`]; [`quick`] when it needs no
+    /// evaluation; else [`Ctx::operand_rest`].
     #[inline(always)]
     fn operand(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
+        if let Expr::CallFun { fun, args, private } = e {
+            return self.call_static(m, frame, *fun, args, *private);
+        }
+        match quick(frame, e) {
+            Some(v) => Ok(v),
+            None => self.operand_rest(m, frame, e),
+        }
+    }
+
+    /// An operand [`quick`] could not give: locals and constants holding allocations are
+    /// cloned, static calls go straight to [`Ctx::call_static`], the rest through `eval`.
+    #[inline(always)]
+    fn operand_rest(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
         match e {
-            Expr::Local(s) => Ok(copy_value(&frame[*s as usize])),
-            Expr::Const(v) => Ok(copy_value(v)),
-            // Integer arithmetic and comparisons of locals and constants (`n - 1`, `i < n`,
-            // `total + i`) without entering `eval`.
+            Expr::Local(s) => Ok(frame[*s as usize].clone()),
+            Expr::Const(v) => Ok(v.clone()),
             Expr::CallFun { fun, args, private } => {
                 self.call_static(m, frame, *fun, args, *private)
-            }
-            Expr::Binary(op, l, r) => {
-                if let (Some(x), Some(y)) = (int_operand(frame, l), int_operand(frame, r))
-                    && let Some(v) = int_fast(*op, x, y)
-                {
-                    return Ok(v);
-                }
-                self.eval(m, frame, e)
             }
             _ => self.eval(m, frame, e),
         }
@@ -1325,13 +1329,11 @@ impl Ctx {
         if tail == Tail::Loop
             && let [(slot, e)] = updates
         {
-            match quick(frame, e) {
-                Some(x) => set_slot(frame, *slot, x),
-                None => {
-                    let x = self.operand(m, frame, e)?;
-                    set_slot(frame, *slot, x);
-                }
-            }
+            let x = match quick(frame, e) {
+                Some(x) => x,
+                None => self.operand_rest(m, frame, e)?,
+            };
+            set_slot(frame, *slot, x);
             return Ok(v);
         }
         let mut ups = std::mem::take(&mut self.spare_updates);
@@ -1667,7 +1669,8 @@ fn quick(frame: &[Value], e: &Expr) -> Option<Value> {
     }
 }
 
-/// The truth of a condition that needs no evaluation (see [`quick`]).
+/// The truth of a condition that needs no evaluation (see [`quick`]). The comparisons are
+/// those of [`int_fast`], written out: going through its value was measured slower on calls.
 #[inline(always)]
 fn quick_bool(frame: &[Value], e: &Expr) -> Option<bool> {
     match e {

@@ -11,42 +11,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
 use katari_lang::lexer::lex;
+use katari_lang::query::string_literal;
 use katari_lang::source::FileId;
 use katari_lang::token::Token;
 use serde_json::Value as Json;
-
-/// The reserved words of `language.md` §3.2: never identifiers.
-const RESERVED: &[&str] = &[
-    "agent",
-    "request",
-    "external",
-    "primitive",
-    "data",
-    "type",
-    "import",
-    "from",
-    "as",
-    "use",
-    "handler",
-    "for",
-    "parallel",
-    "if",
-    "else",
-    "match",
-    "case",
-    "return",
-    "next",
-    "break",
-    "var",
-    "let",
-    "then",
-    "in",
-    "with",
-    "of",
-    "true",
-    "false",
-    "null",
-];
 
 /// Names a tool identifier must not take: `connect` itself, its parameters, and the modules the
 /// wrappers' bodies use.
@@ -120,7 +88,7 @@ fn starts_ident(c: char) -> bool {
 /// Whether `name` can be written as an object type's field name: an identifier that is not a
 /// reserved word.
 fn is_field_name(name: &str) -> bool {
-    lexes_as_word(name) && !RESERVED.contains(&name)
+    lexes_as_word(name) && Token::keyword(name).is_none()
 }
 
 /// `name` in `snake_case`: an upper-case letter after a lower-case letter or a digit, or one
@@ -155,7 +123,7 @@ fn base_ident(name: &str, avoided: &dyn Fn(&str) -> bool) -> String {
     if id.chars().next().is_some_and(|c| !starts_ident(c)) {
         id.insert(0, '_');
     }
-    if RESERVED.contains(&id.as_str()) || avoided(&id) {
+    if Token::keyword(&id).is_some() || avoided(&id) {
         id.push('_');
     }
     id
@@ -316,29 +284,11 @@ fn sorted(object: &serde_json::Map<String, Json>) -> Vec<(&String, &Json)> {
 // Text
 // -------------------------------------------------------------------------------------------
 
-/// A katari string literal holding exactly `text`.
-pub fn literal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// A doc annotation's literal for text from the server: one line (line ends escaped), with other
 /// control characters and escape sequences dropped so that showing the file cannot drive a
 /// terminal (`host.md` §2.4).
 fn doc_literal(text: &str) -> String {
-    literal(&katari_runtime::mcp::text::sanitize(text.trim()))
+    string_literal(&katari_runtime::mcp::text::sanitize(text.trim()))
 }
 
 /// One line of the header comment: no line end can escape it.
@@ -474,7 +424,7 @@ fn body(tool: &ToolIn<'_>, inputs: &Inputs, output: Option<&str>) -> String {
     let call = |arguments: &str| {
         format!(
             "    let raw = mcp.call(url = url, auth = auth, tool = {}, arguments = {arguments})\n",
-            literal(tool.name)
+            string_literal(tool.name)
         )
     };
     match inputs {
@@ -496,7 +446,7 @@ fn body(tool: &ToolIn<'_>, inputs: &Inputs, output: Option<&str>) -> String {
                 let set = |value: &str| {
                     format!(
                         "record.set(target = arguments_{i}, key = {}, value = {})",
-                        literal(&p.key),
+                        string_literal(&p.key),
                         encode(value)
                     )
                 };
@@ -614,14 +564,14 @@ pub fn generate(url: &str, command: &str, listing: &[Json]) -> Generated {
     let _ = writeln!(
         text,
         "@{}",
-        literal(&format!(
+        string_literal(&format!(
             "Connects to the MCP server at {url_shown}: one typed agent per tool, each calling mcp.call with this url and auth."
         ))
     );
     let _ = writeln!(
         text,
         "agent connect(url: string ?= {}, auth: mcp.auth) -> {{",
-        literal(url)
+        string_literal(url)
     );
     for field in &fields {
         let _ = writeln!(text, "{field}");

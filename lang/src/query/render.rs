@@ -356,20 +356,24 @@ fn literal(lit: &LitKind) -> String {
         LitKind::Bool(b) => b.to_string(),
         LitKind::Int(n) if n.fract() == 0.0 && n.abs() < 1e16 => format!("{}", *n as i64),
         LitKind::Int(n) | LitKind::Number(n) => n.to_string(),
-        LitKind::Str(s) => {
-            let mut out = String::from("\"");
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    '\r' => out.push_str("\\r"),
-                    c => out.push(c),
-                }
-            }
-            out.push('"');
-            out
+        LitKind::Str(s) => string_literal(s),
+    }
+}
+
+/// A string literal holding exactly `text`, as it would be written in source.
+pub fn string_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
         }
     }
+    out.push('"');
+    out
 }

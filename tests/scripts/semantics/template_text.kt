@@ -6,7 +6,8 @@ agent main() -> string {
   let big = 1e308 * 10
   let numbers = [0, -0.0, 7, -42, 0.1 + 0.2, 1e21, 1.5e-7, 9007199254740991.0 * 4, -9007199254740991 * 3, 123456789012, big, -big, big - big]
   let inline = for (let n in numbers) { next f"<${string.to_string(value = n)}>" }
-  let native = for (let n in numbers) { next "<" ++ string.to_string(value = n) ++ ">" }
+  let appended = for (let n in numbers) { next "<" ++ string.to_string(value = n) ++ ">" }
+  // The native's own text: a `let` calls it; only template and `++` parts are written in place.
   let through = for (let n in numbers) {
     let text = string.to_string(value = n)
     next "<" ++ text ++ ">"
@@ -16,5 +17,5 @@ agent main() -> string {
   let joined = label ++ string.to_string(value = 12) ++ label
   console.print(text = "public " ++ string.to_string(value = 6))
   let open = f"${string.to_string(value = 5)}"
-  f"${string.join(parts = inline, separator = " ")}\n${json.to_text(value = inline == native)} ${json.to_text(value = native == through)}\n${mixed}\n${joined}\n${open}"
+  f"${string.join(parts = inline, separator = " ")}\n${json.to_text(value = inline == through)} ${json.to_text(value = appended == through)}\n${mixed}\n${joined}\n${open}"
 }

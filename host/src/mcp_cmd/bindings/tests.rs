@@ -166,10 +166,10 @@ fn anything_else_is_json_for_the_whole_schema() {
 
 #[test]
 fn string_literals_escape_what_the_lexer_needs() {
-    assert_eq!(literal(r#"a"b\c"#), r#""a\"b\\c""#);
-    assert_eq!(literal("x\ny\tz"), r#""x\ny\tz""#);
+    assert_eq!(string_literal(r#"a"b\c"#), r#""a\"b\\c""#);
+    assert_eq!(string_literal("x\ny\tz"), r#""x\ny\tz""#);
     // `$` is ordinary in a plain string.
-    assert_eq!(literal("${x}"), r#""${x}""#);
+    assert_eq!(string_literal("${x}"), r#""${x}""#);
 }
 
 /// The example of `language.md` §10.6, generated from its listing.
