@@ -22,12 +22,22 @@ pub fn load(entry: &Path) -> (Program, Checked) {
 /// is long, so it runs on a thread with a large stack (virtual memory, touched only as needed).
 pub fn load_with(entry: &Path, natives: &(dyn check::Natives + Sync)) -> (Program, Checked) {
     let work = || {
-        let mut program = load::load_program(entry, &DiskFs, &prelude());
-        let checked = check::check_program(&program, natives);
-        program
-            .diagnostics
-            .extend(checked.diagnostics.iter().cloned());
-        (program, checked)
+        let load = |prelude_use| {
+            let mut program = load::load_program_with(entry, &DiskFs, &prelude(), prelude_use);
+            let checked = check::check_program(&program, natives);
+            program
+                .diagnostics
+                .extend(checked.diagnostics.iter().cloned());
+            (program, checked)
+        };
+        // Only the prelude modules the program refers to; a program with anything to report
+        // is loaded again with all of them, so that diagnostics never depend on the shortcut.
+        let (program, checked) = load(load::PreludeUse::Referenced);
+        if program.diagnostics.is_empty() {
+            (program, checked)
+        } else {
+            load(load::PreludeUse::All)
+        }
     };
     std::thread::scope(|scope| {
         match std::thread::Builder::new()

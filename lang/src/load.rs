@@ -11,9 +11,11 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::ast;
 use crate::diag::{Code, Diagnostic};
+use crate::lexer;
 use crate::parser;
 use crate::resolve::{self, DeclRef, Names};
 use crate::source::{FileId, SourceFile, SourceMap, Span};
+use crate::token::Token;
 
 /// Read access to source files: the only way the front end sees the outside world.
 pub trait FileSystem {
@@ -200,6 +202,34 @@ impl Program {
 /// `entry` is the path as the user wrote it; it is used for display and for the upward search
 /// for `katari.toml` (see [`FileSystem::parent`]).
 pub fn load_program(entry: &Path, fs: &dyn FileSystem, prelude: &[PreludeSource<'_>]) -> Program {
+    load_program_with(entry, fs, prelude, PreludeUse::All)
+}
+
+/// Which of the prelude's modules a load parses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PreludeUse {
+    /// Every module: what a session that may refer to any of them later needs (the REPL), and
+    /// what diagnostics are reported against.
+    All,
+    /// The root module `prelude` and the modules the program can refer to: those whose default
+    /// qualifier (`string`, `json`, …) a loaded module writes before a dot (as tokens, so
+    /// comments and whitespace between them do not hide it), and those imported by name,
+    /// transitively. Start-up parses and checks a fraction of the prelude.
+    ///
+    /// A program that loads without diagnostics means the same as with [`PreludeUse::All`]:
+    /// every name it uses resolved to the same declaration. Diagnostics can differ (a misspelled
+    /// qualifier has fewer modules to be compared with), so a program with any should be loaded
+    /// again with `All` to report them.
+    Referenced,
+}
+
+/// [`load_program`] loading the prelude as `prelude_use` says.
+pub fn load_program_with(
+    entry: &Path,
+    fs: &dyn FileSystem,
+    prelude: &[PreludeSource<'_>],
+    prelude_use: PreludeUse,
+) -> Program {
     let written = entry;
     let entry = normalize(entry);
     let entry_dir = entry.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -214,6 +244,8 @@ pub fn load_program(entry: &Path, fs: &dyn FileSystem, prelude: &[PreludeSource<
         prelude_by_name: HashMap::new(),
         source_root: entry_dir.clone(),
         queue: VecDeque::new(),
+        prelude,
+        prelude_use,
     };
 
     let mut settings = Settings::default();
@@ -267,8 +299,11 @@ pub fn load_program(entry: &Path, fs: &dyn FileSystem, prelude: &[PreludeSource<
         loader.diagnostics.insert(0, d);
     }
 
-    for source in prelude {
-        loader.load_prelude(source);
+    match prelude_use {
+        PreludeUse::All => prelude
+            .iter()
+            .for_each(|source| loader.load_prelude(source)),
+        PreludeUse::Referenced => loader.want_prelude("prelude"),
     }
     loader.load_imports();
 
@@ -412,6 +447,25 @@ fn module_name_of(relative: &Path) -> Option<String> {
     }
 }
 
+/// The prelude modules whose default qualifier `text` writes before a dot: `string.join(…)`
+/// names `prelude.string`; the type `string`, the identifier `strings`, and `json.parse` inside a
+/// comment or a plain string literal do not. Interpolations of templates count.
+fn qualified_modules(file: FileId, text: &str) -> Vec<&'static str> {
+    let tokens = lexer::lex(file, text).tokens;
+    let mut found = Vec::new();
+    for pair in tokens.windows(2) {
+        let [(Token::Ident(word), _), (Token::Dot, _)] = pair else {
+            continue;
+        };
+        if let Some((_, module)) = resolve::DEFAULT_QUALIFIERS.iter().find(|(q, _)| q == word)
+            && !found.contains(module)
+        {
+            found.push(*module);
+        }
+    }
+    found
+}
+
 /// Whether a module name belongs to the prelude (`prelude`, `prelude.…`).
 fn is_prelude_name(name: &str) -> bool {
     name == "prelude" || name.starts_with("prelude.")
@@ -458,7 +512,7 @@ struct ImportSite {
     span: Span,
 }
 
-struct Loader<'f> {
+struct Loader<'f, 'p> {
     fs: &'f dyn FileSystem,
     sources: SourceMap,
     modules: Vec<LoadedModule>,
@@ -469,9 +523,12 @@ struct Loader<'f> {
     source_root: PathBuf,
     /// Modules whose imports have not been followed yet.
     queue: VecDeque<ModuleId>,
+    /// The whole prelude, loaded as `prelude_use` says.
+    prelude: &'p [PreludeSource<'p>],
+    prelude_use: PreludeUse,
 }
 
-impl Loader<'_> {
+impl Loader<'_, '_> {
     fn push_module(&mut self, module: LoadedModule) -> ModuleId {
         let id = ModuleId(self.modules.len() as u32);
         self.modules.push(module);
@@ -522,6 +579,14 @@ impl Loader<'_> {
         );
         let id = self.push_module(module);
         self.prelude_by_name.insert(source.module.to_string(), id);
+    }
+
+    /// Loads the prelude module called `name` unless it is loaded or the prelude has none.
+    fn want_prelude(&mut self, name: &str) {
+        let prelude = self.prelude;
+        if let Some(source) = prelude.iter().find(|s| s.module == name) {
+            self.load_prelude(source);
+        }
     }
 
     /// Loads the user module at `path` (once), reporting K5006 and K2008 as needed.
@@ -600,6 +665,12 @@ impl Loader<'_> {
                 .collect();
             let from_prelude = module.is_prelude;
             let site_file = module.file;
+            if self.prelude_use == PreludeUse::Referenced {
+                let text = self.sources.get(site_file).text.clone();
+                for name in qualified_modules(site_file, &text) {
+                    self.want_prelude(name);
+                }
+            }
             for (index, import) in imports {
                 let site = ImportSite {
                     file: site_file,
@@ -622,6 +693,9 @@ impl Loader<'_> {
         from_prelude: bool,
     ) -> Option<ModuleId> {
         let name = import.module_name();
+        if is_prelude_name(&name) {
+            self.want_prelude(&name);
+        }
         if let Some(&id) = self.prelude_by_name.get(&name) {
             return Some(id);
         }

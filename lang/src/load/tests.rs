@@ -434,3 +434,116 @@ fn running_from_inside_the_source_root() {
         Some("../src/app.kt")
     );
 }
+
+/// The prelude modules a load parsed, by name.
+fn prelude_names(p: &Program) -> Vec<&str> {
+    let mut names: Vec<&str> = p
+        .modules
+        .iter()
+        .filter(|m| m.is_prelude)
+        .map(|m| m.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+const WIDE_PRELUDE: &[PreludeSource<'static>] = &[
+    PreludeSource {
+        module: "prelude",
+        path: "<prelude>/prelude.kt",
+        text: "request throw[T](error: T) -> never\n",
+    },
+    PreludeSource {
+        module: "prelude.string",
+        path: "<prelude>/prelude/string.kt",
+        text: "primitive agent to_upper(value: string) -> string\n",
+    },
+    PreludeSource {
+        module: "prelude.json",
+        path: "<prelude>/prelude/json.kt",
+        text: "primitive agent quote(value: string) -> string\nagent loud(value: string) -> string { string.to_upper(value = value) }\n",
+    },
+    PreludeSource {
+        module: "prelude.math",
+        path: "<prelude>/prelude/math.kt",
+        text: "primitive agent sqrt(value: number) -> number\n",
+    },
+];
+
+fn load_referenced(text: &str) -> Program {
+    let fs = MemoryFs::new().with("/w/app.kt", text);
+    load_program_with(
+        Path::new("/w/app.kt"),
+        &fs,
+        WIDE_PRELUDE,
+        PreludeUse::Referenced,
+    )
+}
+
+#[test]
+fn a_referenced_load_parses_the_root_and_what_the_program_names() {
+    let p = load_referenced("agent main(s: string) -> string { s }\n");
+    assert_eq!(codes(&p), vec![]);
+    assert_eq!(
+        prelude_names(&p),
+        vec!["prelude"],
+        "the type `string` is no qualifier"
+    );
+
+    // `json` is named, and json's own text names `string`.
+    let p = load_referenced("agent main() -> string { json.quote(value = \"x\") }\n");
+    assert_eq!(codes(&p), vec![]);
+    assert_eq!(
+        prelude_names(&p),
+        vec!["prelude", "prelude.json", "prelude.string"]
+    );
+
+    // Imported by its full name, and named inside a template.
+    let p = load_referenced(
+        "import prelude.math\nagent main(s: string) -> string { f\"${string.to_upper(value = s)}!\" }\n",
+    );
+    assert_eq!(codes(&p), vec![]);
+    assert_eq!(
+        prelude_names(&p),
+        vec!["prelude", "prelude.math", "prelude.string"]
+    );
+
+    // A longer identifier is not the qualifier, nor is a mention in a comment or a doc string;
+    // a comment between a qualifier and its dot does not hide it.
+    let p = load_referenced(
+        "// json.quote\n@\"Like math.sqrt.\"\nagent main(strings: {a: string}) -> string { strings.a }\n",
+    );
+    assert_eq!(codes(&p), vec![]);
+    assert_eq!(prelude_names(&p), vec!["prelude"]);
+    let p =
+        load_referenced("agent main() -> string { string /* text */ .to_upper(value = \"a\") }\n");
+    assert_eq!(codes(&p), vec![]);
+    assert_eq!(prelude_names(&p), vec!["prelude", "prelude.string"]);
+}
+
+#[test]
+fn a_referenced_load_resolves_like_a_whole_one() {
+    let text = "agent main() -> string { json.loud(value = string.to_upper(value = \"a\")) }\n";
+    let fs = MemoryFs::new().with("/w/app.kt", text);
+    let whole = load_program(Path::new("/w/app.kt"), &fs, WIDE_PRELUDE);
+    let referenced = load_referenced(text);
+    assert_eq!(codes(&whole), vec![]);
+    assert_eq!(codes(&referenced), vec![]);
+    let resolved = |p: &Program| {
+        let app = p.modules[p.entry.index()].file;
+        let mut found: Vec<String> = p
+            .names
+            .resolutions
+            .iter()
+            .filter(|((file, _), _)| *file == app)
+            .filter_map(|(_, r)| match r {
+                resolve::Resolution::Global(d) => p.qualified_name(*d),
+                _ => None,
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    assert_eq!(resolved(&whole), resolved(&referenced));
+    assert!(resolved(&whole).contains(&"prelude.json.loud".to_string()));
+}

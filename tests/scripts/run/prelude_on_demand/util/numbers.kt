@@ -1,0 +1,3 @@
+agent biggest() -> integer {
+  math.max(left = 3, right = 7)
+}
