@@ -257,30 +257,20 @@ pub fn equal(a: &Value, b: &Value) -> bool {
 const EXACT_DIGITS: f64 = 9_007_199_254_740_992.0;
 
 /// The digits of an integral value up to 2^53 in magnitude (not zero), written into `buf`;
-/// `None` for other values, which take the general path of [`format_number`].
-fn integer_digits(x: f64, buf: &mut [u8; 20]) -> Option<&str> {
+/// `None` for other values, which take the general path of [`format_number`]. Below 2^53 an
+/// integral binary64 value has exactly the digits of the `i64` it converts to.
+fn integer_digits(x: f64, buf: &mut itoa::Buffer) -> Option<&str> {
     if x.fract() != 0.0 || x.abs() > EXACT_DIGITS || x == 0.0 {
         return None;
     }
-    let mut at = buf.len();
-    let mut n = x.abs() as u64;
-    while n > 0 {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-    if x < 0.0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    std::str::from_utf8(&buf[at..]).ok()
+    Some(buf.format(x as i64))
 }
 
 /// [`format_number`] as shared text. Integral values up to 2^53 are written into a stack buffer
 /// and copied once into the string, sparing the intermediate `String` (`string.to_string` of an
 /// integer is common in string building).
 pub fn number_text(x: f64) -> Str {
-    let mut buf = [0u8; 20];
+    let mut buf = itoa::Buffer::new();
     match integer_digits(x, &mut buf) {
         Some(digits) => Str::from(digits),
         None => Str::from(format_number(x)),
@@ -289,7 +279,7 @@ pub fn number_text(x: f64) -> Str {
 
 /// Appends [`format_number`]'s text to `out` (templates write numbers in place).
 pub fn push_number(out: &mut String, x: f64) {
-    let mut buf = [0u8; 20];
+    let mut buf = itoa::Buffer::new();
     match integer_digits(x, &mut buf) {
         Some(digits) => out.push_str(digits),
         None => out.push_str(&format_number(x)),
