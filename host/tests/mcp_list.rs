@@ -272,12 +272,16 @@ fn probe_reports_status_capabilities_and_counts() {
         "{ok}"
     );
 
+    // `host.md` §9.3.3: the server by its configured name, the login by its URL.
     let gh = by_name("gh");
     assert_eq!(gh["status"], "auth required");
-    assert!(
-        gh["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("there is no credential named 'gh'")),
+    assert_eq!(
+        gh["error"],
+        format!(
+            "MCP server 'gh' needs you to log in: there is no credential named 'gh'.\n\
+             Run: katari mcp login --url {}/mcp --name gh",
+            server.base()
+        ),
         "{gh}"
     );
     let gone_probe = by_name("gone");

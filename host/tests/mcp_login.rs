@@ -682,3 +682,27 @@ fn a_database_from_a_newer_katari_is_refused() {
         "katari.db has schema version 99, but this katari knows only up to 1. Upgrade katari.",
     );
 }
+
+#[test]
+fn a_configured_server_uses_the_credential_for_every_request() {
+    let (_server, url) = start_fastmcp();
+    let home = Home::new("configured");
+    home.login(&url, "fm", "approve", &[]).ok();
+    std::fs::write(
+        home.0.join("config.toml"),
+        format!("[mcp.notes]\nurl = \"{url}\"\noauth = \"fm\"\n"),
+    )
+    .expect("writes config");
+
+    // The probe connects and then lists: each request checks the credential against the
+    // server's URL (not its `mcp:notes` name) before it is sent.
+    let out = home.run("approve", &["mcp", "list", "--probe", "--json"]);
+    out.ok();
+    let listed: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let probe = &listed[0]["probe"];
+    assert_eq!(probe["status"], "ok", "{listed}");
+    assert!(
+        probe["counts"]["tools"].as_u64().is_some_and(|n| n >= 1),
+        "{listed}"
+    );
+}

@@ -1050,3 +1050,31 @@ agent remote() -> string with io | prelude.throw[mcp.server_error | mcp.auth_err
     assert!(text.contains("has not been approved"), "{text}");
     assert!(!marker.exists(), "the workspace server must not start");
 }
+
+#[test]
+fn a_configured_server_answering_401_names_the_login_and_the_entry_to_change() {
+    let script = fixture();
+    let served = Listening::start(&script, &["--listen", "127.0.0.1:0"]);
+    let home = script.parent().expect("folder").join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let config = home.join("config.toml");
+    std::fs::write(&config, format!("[mcp.locked]\nurl = \"{}\"\n", served.url)).expect("config");
+
+    // `host.md` §9.3.3, third form: the server's configured name, its URL and the file.
+    let out = run_to_end(&script, &["mcp", "list", "--probe", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let probe = &listed[0]["probe"];
+    assert_eq!(probe["status"], "auth required", "{listed}");
+    assert_eq!(
+        probe["error"],
+        format!(
+            "MCP server 'locked' rejected the request as unauthorised (HTTP 401).\n\
+             Log in with: katari mcp login --url {url} --name locked\n\
+             then add oauth = \"locked\" to [mcp.locked] in {file}",
+            url = served.url,
+            file = config.display()
+        ),
+        "{listed}"
+    );
+}

@@ -127,6 +127,7 @@ impl Server {
         };
         ServerSpec {
             name: self.name.clone(),
+            file: Some(self.origin.file.clone()),
             transport,
             connect_timeout: Duration::from_secs(self.connect_timeout_secs),
             request_timeout: Duration::from_secs(self.request_timeout_secs),

@@ -112,12 +112,20 @@ pub(crate) struct Connection {
     service: tokio::sync::Mutex<RunningService<RoleClient, ClientConfig>>,
     /// The request timeout of this server.
     pub(crate) call_timeout: Duration,
-    /// The OAuth credential, for the refresh after a 401.
-    pub(crate) oauth: Option<String>,
+    /// The OAuth credential, for the refresh after a 401, with the server's URL (resolved from
+    /// `mcp:NAME` for a configured one) and how messages show the server.
+    pub(crate) oauth: Option<OAuthSession>,
     /// The access token the session was opened with (OAuth descriptors only): a request first
     /// reads the credential again and reconnects when the token changed (refreshed near expiry,
     /// or a newer login), `host.md` §13.2.1.
     token: Option<String>,
+}
+
+/// What an OAuth session needs to read and refresh its credential.
+pub(crate) struct OAuthSession {
+    pub(crate) credential: String,
+    url: String,
+    shown: String,
 }
 
 /// A cache entry: concurrent first calls wait on the same connect.
@@ -223,6 +231,16 @@ struct HttpTarget {
     headers: Vec<(String, String)>,
     oauth: Option<String>,
     legacy_sse: bool,
+    /// A configured server (`mcp:NAME`): its name and file, which the authentication messages
+    /// of `host.md` §9.3.3 show. A server a script names by URL is shown by its URL.
+    configured: Option<(String, String)>,
+}
+
+impl HttpTarget {
+    /// How messages name the server.
+    fn shown(&self) -> &str {
+        self.configured.as_ref().map_or(&self.url, |(name, _)| name)
+    }
 }
 
 /// What a descriptor resolves to, with its timeouts.
@@ -257,6 +275,13 @@ fn resolve(d: &Descriptor, host: &dyn Host) -> Result<Resolved, McpFailure> {
                 headers: headers.clone(),
                 oauth: oauth.clone(),
                 legacy_sse: *legacy_sse,
+                configured: Some((
+                    spec.name.clone(),
+                    spec.file
+                        .as_ref()
+                        .map(|f| f.display().to_string())
+                        .unwrap_or_default(),
+                )),
             }),
             TransportSpec::Stdio { .. } => Target::Stdio(spec.clone()),
         };
@@ -283,6 +308,7 @@ fn resolve(d: &Descriptor, host: &dyn Host) -> Result<Resolved, McpFailure> {
             headers,
             oauth,
             legacy_sse: false,
+            configured: None,
         }),
         connect_timeout: connect_timeout(),
         call_timeout: call_timeout(),
@@ -410,25 +436,31 @@ async fn http_once(
     }
 }
 
-/// The message for an OAuth descriptor without a credential store.
-pub(crate) fn no_credential(url: &str, name: &str) -> McpFailure {
+/// The message for an OAuth descriptor without a credential store; `server` is how the
+/// server is shown (its configured name, else its URL).
+pub(crate) fn no_credential(server: &str, url: &str, name: &str) -> McpFailure {
     McpFailure::Auth(format!(
-        "MCP server '{url}' needs you to log in: there is no credential named '{name}'.\nRun: katari mcp login --url {url} --name {name}"
+        "MCP server '{server}' needs you to log in: there is no credential named '{name}'.\nRun: katari mcp login --url {url} --name {name}"
     ))
 }
 
 /// The message for a 401 that persists after a refresh.
-fn still_unauthorized(url: &str, name: &str) -> McpFailure {
+fn still_unauthorized(target: &HttpTarget, name: &str) -> McpFailure {
+    let (server, url) = (target.shown(), &target.url);
     McpFailure::Auth(format!(
-        "MCP server '{url}' needs you to log in again: credential '{name}' expired and could not be refreshed.\nRun: katari mcp login --url {url} --name {name}"
+        "MCP server '{server}' needs you to log in again: credential '{name}' expired and could not be refreshed.\nRun: katari mcp login --url {url} --name {name}"
     ))
 }
 
-fn connect_failure(url: &str, e: ConnectError) -> McpFailure {
+fn connect_failure(target: &HttpTarget, e: ConnectError) -> McpFailure {
+    let url = &target.url;
     if e.unauthorized {
-        McpFailure::Server(format!(
-            "MCP server '{url}' rejected the request as unauthorised (HTTP 401)"
-        ))
+        // A configured server gets the whole fix (§9.3.3): log in, then name the credential in
+        // its entry. A script's URL has no entry to change.
+        McpFailure::Server(match &target.configured {
+            Some((name, file)) => oauth::unauthorized_message(name, url, file),
+            None => format!("MCP server '{url}' rejected the request as unauthorised (HTTP 401)"),
+        })
     } else {
         McpFailure::Server(format!(
             "cannot connect to MCP server '{url}': {}",
@@ -447,27 +479,28 @@ async fn connect_http(
         return http_once(target, &headers, None)
             .await
             .map(|service| (service, None))
-            .map_err(|e| connect_failure(&target.url, e));
+            .map_err(|e| connect_failure(target, e));
     };
+    let (server, url) = (target.shown(), target.url.as_str());
     let store = host
         .credentials()
-        .ok_or_else(|| no_credential(&target.url, name))?;
-    let token = oauth::bearer(&store, name, &target.url)
+        .ok_or_else(|| no_credential(server, url, name))?;
+    let token = oauth::bearer_as(&store, server, name, url)
         .await
         .map_err(|f| McpFailure::Auth(f.message))?;
     match http_once(target, &headers, Some(&token)).await {
         Ok(service) => Ok((service, Some(token))),
         Err(e) if e.unauthorized => {
-            let token = oauth::refresh_after_unauthorized(&store, name, &target.url)
+            let token = oauth::refresh_after_unauthorized_as(&store, server, name, url)
                 .await
                 .map_err(|f| McpFailure::Auth(f.message))?;
             match http_once(target, &headers, Some(&token)).await {
                 Ok(service) => Ok((service, Some(token))),
-                Err(e) if e.unauthorized => Err(still_unauthorized(&target.url, name)),
-                Err(e) => Err(connect_failure(&target.url, e)),
+                Err(e) if e.unauthorized => Err(still_unauthorized(target, name)),
+                Err(e) => Err(connect_failure(target, e)),
             }
         }
-        Err(e) => Err(connect_failure(&target.url, e)),
+        Err(e) => Err(connect_failure(target, e)),
     }
 }
 
@@ -555,7 +588,11 @@ async fn connect(
             ))
         })??;
     let oauth = match &resolved.target {
-        Target::Http(target) => target.oauth.clone(),
+        Target::Http(target) => target.oauth.as_ref().map(|credential| OAuthSession {
+            credential: credential.clone(),
+            url: target.url.clone(),
+            shown: target.shown().to_string(),
+        }),
         Target::Stdio(_) => None,
     };
     Ok(Connection {
@@ -675,18 +712,15 @@ fn request_failure(url: &str, method: &str, e: &ServiceError) -> McpFailure {
 /// Whether the credential of an OAuth session now holds another access token than the one the
 /// session was opened with (refreshed near expiry, or a newer login): the session is then
 /// replaced. Reading the credential may itself refresh it.
-async fn token_changed(
-    d: &Descriptor,
-    host: &Arc<dyn Host>,
-    conn: &Connection,
-) -> Result<bool, McpFailure> {
-    let Some(name) = &conn.oauth else {
+async fn token_changed(host: &Arc<dyn Host>, conn: &Connection) -> Result<bool, McpFailure> {
+    let Some(session) = &conn.oauth else {
         return Ok(false);
     };
+    let (name, url, shown) = (&session.credential, &session.url, &session.shown);
     let store = host
         .credentials()
-        .ok_or_else(|| no_credential(&d.url, name))?;
-    let token = oauth::bearer(&store, name, &d.url)
+        .ok_or_else(|| no_credential(shown, url, name))?;
+    let token = oauth::bearer_as(&store, shown, name, url)
         .await
         .map_err(|f| McpFailure::Auth(f.message))?;
     Ok(conn.token.as_deref() != Some(token.as_str()))
@@ -711,7 +745,7 @@ where
     let mut renewed = false;
     loop {
         let conn = connection(d, host).await?;
-        if !renewed && token_changed(d, host, &conn).await? {
+        if !renewed && token_changed(host, &conn).await? {
             evict(d, &conn);
             renewed = true;
             continue;
@@ -726,11 +760,12 @@ where
             }
             Ok(Err(e)) => {
                 evict(d, &conn);
-                if let (Some(name), false, true) = (&conn.oauth, retried, unauthorized(&e)) {
+                if let (Some(session), false, true) = (&conn.oauth, retried, unauthorized(&e)) {
+                    let (name, url, shown) = (&session.credential, &session.url, &session.shown);
                     let store = host
                         .credentials()
-                        .ok_or_else(|| no_credential(&d.url, name))?;
-                    oauth::refresh_after_unauthorized(&store, name, &d.url)
+                        .ok_or_else(|| no_credential(shown, url, name))?;
+                    oauth::refresh_after_unauthorized_as(&store, shown, name, url)
                         .await
                         .map_err(|f| McpFailure::Auth(f.message))?;
                     retried = true;

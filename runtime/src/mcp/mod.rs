@@ -22,6 +22,8 @@ use std::time::Duration;
 pub struct ServerSpec {
     /// The configured name.
     pub name: String,
+    /// The configuration file that declares it, for messages that say where to change it.
+    pub file: Option<PathBuf>,
     pub transport: TransportSpec,
     /// Connecting and initialising (`connect_timeout_secs`).
     pub connect_timeout: Duration,
