@@ -14,6 +14,7 @@ mod mcp_serve;
 mod paths;
 mod repl;
 mod run;
+mod spinner;
 mod store;
 
 use std::io::{self, IsTerminal, Write};

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::config::{Config, Server};
 use crate::host::CliHost;
 use crate::paths::Paths;
+use crate::spinner::Spinner;
 
 /// How long one server's probe may take (`host.md` §15.2.2).
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
@@ -282,7 +283,12 @@ fn probe_all(config: &Config, servers: &[&Server]) -> Vec<Probe> {
             })
         })
         .collect();
-    runtime.block_on(async move {
+    let count = tasks.len();
+    let spinner = Spinner::start(format!(
+        "Connecting to {count} MCP server{}",
+        if count == 1 { "" } else { "s" }
+    ));
+    let found = runtime.block_on(async move {
         let mut found = Vec::with_capacity(tasks.len());
         for task in tasks {
             found.push(task.await.unwrap_or_else(|e| {
@@ -290,7 +296,9 @@ fn probe_all(config: &Config, servers: &[&Server]) -> Vec<Probe> {
             }));
         }
         found
-    })
+    });
+    spinner.stop();
+    found
 }
 
 /// Connects to one server and counts what it offers (listings only for declared features).

@@ -17,6 +17,7 @@ use katari_runtime::mcp::text::sanitize;
 use super::bindings;
 use crate::host::CliHost;
 use crate::paths::Paths;
+use crate::spinner::Spinner;
 
 /// What `katari mcp pull` was asked to do.
 #[derive(Debug, Clone)]
@@ -87,8 +88,10 @@ fn pull(opts: &PullOptions) -> Result<String, Fail> {
         HashMap::new(),
     ));
     let host: Arc<dyn Host> = cli_host.clone();
+    let spinner = Spinner::start(format!("Connecting to {}", opts.url));
     let listed = katari_runtime::reactor::runtime()
         .block_on(async { client::list_tools_json(&descriptor, &host).await });
+    spinner.stop();
     // A credential database newer than this binary is refused with exit 2 (`host.md` §16.2).
     if let Some(message) = cli_host.fatal() {
         return Err(usage(message));
