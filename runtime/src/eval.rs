@@ -724,9 +724,8 @@ impl Ctx {
             // Built straight into the slot when no evaluation is needed (`n - 1`): through the
             // `Result` of `operand` it would be stored and read back in pieces.
             if let Some(a) = a
-                && let Some(v) = quick(frame, a)
+                && quick_into(frame, a, &mut callee_frame[p.slot as usize])
             {
-                set_slot(&mut callee_frame, p.slot, v);
                 continue;
             }
             let v = match a {
@@ -1666,6 +1665,32 @@ fn quick(frame: &[Value], e: &Expr) -> Option<Value> {
         Expr::Const(v) => scalar_copy(v),
         Expr::Binary(op, l, r) => int_fast(*op, int_operand(frame, l)?, int_operand(frame, r)?),
         _ => None,
+    }
+}
+
+/// [`quick`] into a fresh frame slot (null, public): integer sums and differences are written
+/// into the slot field by field, with no value assembled elsewhere and copied in (such a copy
+/// is read back in wider loads than it was written with, which stalls on every call).
+#[inline(always)]
+fn quick_into(frame: &[Value], e: &Expr, dst: &mut Value) -> bool {
+    if let Expr::Binary(op @ (BinOp::Add | BinOp::Sub), l, r) = e {
+        let (Some(x), Some(y)) = (int_operand(frame, l), int_operand(frame, r)) else {
+            return false;
+        };
+        let n = if *op == BinOp::Add { x + y } else { x - y };
+        dst.v = if n.is_finite() {
+            V::Int(if n == 0.0 { 0.0 } else { n })
+        } else {
+            V::Num(n)
+        };
+        return true;
+    }
+    match quick(frame, e) {
+        Some(v) => {
+            *dst = v;
+            true
+        }
+        None => false,
     }
 }
 
