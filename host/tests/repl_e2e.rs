@@ -77,6 +77,29 @@ fn strings_are_quoted_and_structures_are_wire_json() {
 }
 
 #[test]
+fn synonyms_are_shown_by_name() {
+    // `language.md` §10.5: synonyms are written by name, with their arguments, not expanded.
+    let input = "type point = {x: integer, y: integer}\n\
+                 type pair[T] = [T, T]\n\
+                 agent twice[T](v: T) -> pair[T] { [v, v] }\n\
+                 let p: point = {x = 1, y = 2}\n\
+                 twice(v = p.x)\n\
+                 {x = 3, y = 4}\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(
+        stdout,
+        "defined type point : type point = {x: integer, y: integer}\n\
+         defined type pair : type pair[T] = [T, T]\n\
+         defined agent twice : agent (v: T) -> pair[T]\n\
+         p : point = {\"x\":1,\"y\":2}\n\
+         [1,1] : pair[integer]\n\
+         {\"x\":3,\"y\":4} : {x: integer, y: integer}\n"
+    );
+    assert_eq!(stderr, "");
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn a_multi_line_agent_is_defined_then_called() {
     let input = "agent double(n: integer) -> integer {\n  n * 2\n}\ndouble(n = 21)\n";
     let (status, stdout, stderr) = piped(input);

@@ -433,13 +433,26 @@ impl Checker<'_> {
         };
         let generics = self.generic_ids(r);
         let mut scope = self.scope(r.module);
-        for (g, a) in generics.into_iter().zip(args) {
+        for (g, a) in generics.into_iter().zip(args.iter().cloned()) {
             scope.subst.insert(g, a);
         }
         self.expanding.push(r);
         let out = self.lower_any(&scope, &s.ty, kind);
         self.expanding.pop();
-        out
+        // Remembered for rendering: a synonym is shown by name (§10.5).
+        match out {
+            GenArg::Type(mut ty) if ty.kind != TyKind::Error => {
+                let mut expansion = ty.clone();
+                expansion.shown = None;
+                ty.shown = Some(std::sync::Arc::new(Alias {
+                    id: r,
+                    args,
+                    expansion,
+                }));
+                GenArg::Type(ty)
+            }
+            other => other,
+        }
     }
 }
 

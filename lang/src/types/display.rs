@@ -81,6 +81,21 @@ fn write_ty(env: &dyn TyEnv, ty: &Ty, out: &mut String, tight: bool) {
 }
 
 fn write_ty_unguarded(env: &dyn TyEnv, ty: &Ty, out: &mut String, tight: bool) {
+    // A synonym is written by name while the type still is its expansion (§10.5).
+    // A synonym is written by name while the type still is its expansion (§10.5), with the
+    // attribute it was given on top (`point of private`).
+    if let Some(alias) = &ty.shown
+        && alias.expansion.kind == ty.kind
+        && (alias.expansion.attr == ty.attr || alias.expansion.attr == Attr::Public)
+    {
+        out.push_str(&env.display_name(alias.id));
+        out.push_str(&render_args(env, &alias.args));
+        if alias.expansion.attr != ty.attr {
+            out.push_str(" of ");
+            out.push_str(&render_attr(env, ty.attr));
+        }
+        return;
+    }
     let attributed = ty.attr != Attr::Public;
     let needs_parens = tight || attributed;
     match &ty.kind {

@@ -99,7 +99,9 @@ impl<'a> Lattice<'a> {
                 let ms: Vec<Ty> = ms.iter().map(|m| self.normalize(m)).collect();
                 let joined = self.join_all(&ms);
                 let attr = joined.attr.join(attr);
-                return joined.with_attr(attr);
+                let mut normal = joined.with_attr(attr);
+                normal.shown = ty.shown.clone();
+                return normal;
             }
             TyKind::Seq { prefix, rest } => TyKind::Seq {
                 prefix: prefix.iter().map(|t| self.normalize(t)).collect(),
@@ -136,7 +138,11 @@ impl<'a> Lattice<'a> {
             },
             other => other.clone(),
         };
-        Ty { kind, attr }
+        Ty {
+            kind,
+            attr,
+            shown: ty.shown.clone(),
+        }
     }
 
     pub fn join_all<'t>(&mut self, tys: impl IntoIterator<Item = &'t Ty>) -> Ty {
@@ -247,7 +253,11 @@ impl<'a> Lattice<'a> {
             }
             _ => a.kind.clone(),
         };
-        Ty { kind, attr }
+        Ty {
+            kind,
+            attr,
+            shown: None,
+        }
     }
 
     fn join_arg(&mut self, id: DeclId, v: Variance, x: &GenArg, y: &GenArg) -> GenArg {
@@ -585,7 +595,11 @@ impl<'a> Lattice<'a> {
             | (TyKind::Number, TyKind::Number) => x.kind.clone(),
             _ => return None,
         };
-        Some(Ty { kind, attr })
+        Some(Ty {
+            kind,
+            attr,
+            shown: None,
+        })
     }
 
     // -----------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use super::ty::*;
 
 /// What to put in place of generics and unknowns.
@@ -70,7 +72,20 @@ impl Subst {
             }
             other => other.clone(),
         };
-        Ty { kind, attr }
+        // A generic synonym's arguments and expansion are substituted with it, so `pair[T]`
+        // at `T = integer` still renders as `pair[integer]`.
+        let shown = ty.shown.as_ref().map(|a| {
+            if a.args.is_empty() {
+                a.clone()
+            } else {
+                Arc::new(Alias {
+                    id: a.id,
+                    args: a.args.iter().map(|x| self.arg(x)).collect(),
+                    expansion: self.ty(&a.expansion),
+                })
+            }
+        });
+        Ty { kind, attr, shown }
     }
 
     pub fn attr(&self, attr: Attr) -> Attr {

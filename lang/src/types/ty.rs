@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// Below this much free stack, a recursive operation on types first grows the stack (types can
 /// nest as deeply as the program text).
@@ -56,6 +57,18 @@ impl Attr {
 pub struct Ty {
     pub kind: TyKind,
     pub attr: Attr,
+    /// The synonym this type was written as, for rendering only (§10.5 writes synonyms by name).
+    /// Equality ignores it; operations that rebuild a type may keep it, because rendering uses
+    /// it only while the type still is the synonym's expansion.
+    pub shown: Option<Arc<Alias>>,
+}
+
+/// A synonym applied to its arguments, and what it expanded to.
+#[derive(Debug)]
+pub struct Alias {
+    pub id: DeclId,
+    pub args: Vec<GenArg>,
+    pub expansion: Ty,
 }
 
 // Types nest as deeply as the program text, so copying and comparing them grows the stack on
@@ -65,6 +78,7 @@ impl Clone for Ty {
         stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || Ty {
             kind: self.kind.clone(),
             attr: self.attr,
+            shown: self.shown.clone(),
         })
     }
 }
@@ -232,6 +246,7 @@ impl Ty {
         Ty {
             kind,
             attr: Attr::Public,
+            shown: None,
         }
     }
 
