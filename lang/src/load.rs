@@ -11,11 +11,9 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::ast;
 use crate::diag::{Code, Diagnostic};
-use crate::lexer;
 use crate::parser;
 use crate::resolve::{self, DeclRef, Names};
 use crate::source::{FileId, SourceFile, SourceMap, Span};
-use crate::token::Token;
 
 /// Read access to source files: the only way the front end sees the outside world.
 pub trait FileSystem {
@@ -246,6 +244,7 @@ pub fn load_program_with(
         queue: VecDeque::new(),
         prelude,
         prelude_use,
+        qualifiers: HashMap::new(),
     };
 
     let mut settings = Settings::default();
@@ -447,23 +446,13 @@ fn module_name_of(relative: &Path) -> Option<String> {
     }
 }
 
-/// The prelude modules whose default qualifier `text` writes before a dot: `string.join(…)`
-/// names `prelude.string`; the type `string`, the identifier `strings`, and `json.parse` inside a
-/// comment or a plain string literal do not. Interpolations of templates count.
-fn qualified_modules(file: FileId, text: &str) -> Vec<&'static str> {
-    let tokens = lexer::lex(file, text).tokens;
-    let mut found = Vec::new();
-    for pair in tokens.windows(2) {
-        let [(Token::Ident(word), _), (Token::Dot, _)] = pair else {
-            continue;
-        };
-        if let Some((_, module)) = resolve::DEFAULT_QUALIFIERS.iter().find(|(q, _)| q == word)
-            && !found.contains(module)
-        {
-            found.push(*module);
-        }
-    }
-    found
+/// The prelude modules named by default qualifiers among `words` (the identifiers a module
+/// writes before a dot).
+fn qualified_modules(words: &[String]) -> impl Iterator<Item = &'static str> + '_ {
+    resolve::DEFAULT_QUALIFIERS
+        .iter()
+        .filter(|(q, _)| words.iter().any(|w| w == q))
+        .map(|(_, module)| *module)
 }
 
 /// Whether a module name belongs to the prelude (`prelude`, `prelude.…`).
@@ -526,6 +515,9 @@ struct Loader<'f, 'p> {
     /// The whole prelude, loaded as `prelude_use` says.
     prelude: &'p [PreludeSource<'p>],
     prelude_use: PreludeUse,
+    /// With [`PreludeUse::Referenced`]: what each parsed file writes before a dot, until its
+    /// module's imports are followed.
+    qualifiers: HashMap<FileId, Vec<String>>,
 }
 
 impl Loader<'_, '_> {
@@ -545,6 +537,9 @@ impl Loader<'_, '_> {
         is_prelude: bool,
     ) -> LoadedModule {
         let parsed = parser::parse(file, text);
+        if self.prelude_use == PreludeUse::Referenced {
+            self.qualifiers.insert(file, parsed.qualifiers);
+        }
         let syntax_errors = parsed
             .diagnostics
             .iter()
@@ -665,9 +660,9 @@ impl Loader<'_, '_> {
                 .collect();
             let from_prelude = module.is_prelude;
             let site_file = module.file;
-            if self.prelude_use == PreludeUse::Referenced {
-                let text = self.sources.get(site_file).text.clone();
-                for name in qualified_modules(site_file, &text) {
+            if let Some(words) = self.qualifiers.remove(&site_file) {
+                let wanted: Vec<&'static str> = qualified_modules(&words).collect();
+                for name in wanted {
                     self.want_prelude(name);
                 }
             }

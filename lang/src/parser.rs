@@ -26,6 +26,9 @@ pub struct Parsed {
     /// Whether the input ended in the middle of a construct (an open bracket, an unfinished
     /// string, a trailing operator). The REPL shows a continuation prompt instead of an error.
     pub incomplete: bool,
+    /// The identifiers written directly before a `.`, each once: the module qualifiers the text
+    /// may use (the loader reads which prelude modules a program can name from them).
+    pub qualifiers: Vec<String>,
 }
 
 type Extra<'t, 's> = extra::Err<Rich<'t, Token<'s>, SimpleSpan>>;
@@ -42,6 +45,7 @@ pub fn parse(file: FileId, src: &str) -> Parsed {
         .iter()
         .any(|d| d.message.starts_with("unterminated"));
     integer_warnings(file, &lexed.tokens, &mut diagnostics);
+    let qualifiers = qualifier_words(&lexed.tokens);
 
     let laid = layout(src, lexed.tokens);
     let tokens: Vec<(Token<'_>, SimpleSpan)> = laid
@@ -93,7 +97,22 @@ pub fn parse(file: FileId, src: &str) -> Parsed {
         module,
         diagnostics,
         incomplete,
+        qualifiers,
     }
+}
+
+/// The distinct identifiers that a `.` follows directly (comments and white space between them
+/// are not tokens; string literals are one token, so mentions inside them do not count).
+fn qualifier_words(tokens: &[(Token<'_>, Span)]) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for pair in tokens.windows(2) {
+        if let [(Token::Ident(word), _), (Token::Dot, _)] = pair
+            && !words.iter().any(|w| w == word)
+        {
+            words.push((*word).to_string());
+        }
+    }
+    words
 }
 
 /// K1002 for every integer literal beyond 2^53 − 1 (§3.3).
