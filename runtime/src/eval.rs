@@ -921,6 +921,9 @@ impl Ctx {
     /// and locals are read where they are, not copied (a copy of a string is a reference count
     /// increment and decrement); the other parts are evaluated first, in order, into a buffer.
     fn template(&mut self, m: &Machine, frame: &mut [Value], parts: &[&Expr]) -> R {
+        if let Some(text) = self.template_in_place(m, frame, parts) {
+            return Ok(text);
+        }
         let mut buf: [Value; 8] = std::array::from_fn(|_| Value::NULL);
         for (slot, p) in buf.iter_mut().zip(parts) {
             let p = match p {
@@ -1000,6 +1003,45 @@ impl Ctx {
             }
         }
         self.finish_text(private)
+    }
+
+    /// The text of a template whose parts all need no evaluation — constants, locals, and
+    /// `string.to_string` of a number [`quick`] gives — written in one pass, with no buffer of
+    /// evaluated parts. `None` at the first other part: the caller starts over, which is safe
+    /// because nothing before it had an effect (and `scratch` is cleared again).
+    #[inline(always)]
+    fn template_in_place(
+        &mut self,
+        m: &Machine,
+        frame: &[Value],
+        parts: &[&Expr],
+    ) -> Option<Value> {
+        let mut private = false;
+        self.scratch.clear();
+        for p in parts {
+            let number;
+            let v = match p {
+                Expr::Const(v) => v,
+                Expr::Local(s) => &frame[*s as usize],
+                Expr::CallNative { native, args, .. }
+                    if Some(*native) == m.to_string_native && args.len() == 1 =>
+                {
+                    number = quick(frame, &args[0])?;
+                    if !matches!(number.v, V::Int(_) | V::Num(_)) {
+                        return None;
+                    }
+                    &number
+                }
+                _ => return None,
+            };
+            private |= v.private();
+            match &v.v {
+                V::Str(s) => self.scratch.push_str(s),
+                V::Int(n) | V::Num(n) => crate::value::push_number(&mut self.scratch, *n),
+                _ => return None,
+            }
+        }
+        Some(self.finish_text(private))
     }
 
     /// The text assembled in `scratch` as a string value.
