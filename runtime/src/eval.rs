@@ -210,10 +210,7 @@ impl Ctx {
     #[inline(always)]
     fn frame(&mut self, slots: u32) -> Vec<Value> {
         let mut v = self.pool.pop().unwrap_or_default();
-        v.reserve(slots as usize);
-        for _ in 0..slots {
-            v.push(Value::NULL);
-        }
+        v.extend(std::iter::repeat_with(|| Value::NULL).take(slots as usize));
         v
     }
 
@@ -1720,11 +1717,13 @@ fn quick_into(frame: &[Value], e: &Expr, dst: &mut Value) -> bool {
             return false;
         };
         let n = if *op == BinOp::Add { x + y } else { x - y };
-        dst.v = if n.is_finite() {
+        let v = if n.is_finite() {
             V::Int(if n == 0.0 { 0.0 } else { n })
         } else {
             V::Num(n)
         };
+        // The slot holds null: nothing to drop.
+        std::mem::forget(std::mem::replace(&mut dst.v, v));
         return true;
     }
     match quick(frame, e) {
@@ -1807,14 +1806,11 @@ fn release<const N: usize>(buf: [Value; N]) {
 /// Empties a finished frame for reuse, dropping only the values that hold allocations.
 #[inline(always)]
 fn clear_frame(frame: &mut Vec<Value>) {
-    for v in frame.iter_mut() {
-        if !v.is_scalar() {
-            *v = Value::NULL;
-        }
-    }
-    // Every element is a scalar now: forgetting them leaks nothing.
     while let Some(v) = frame.pop() {
-        std::mem::forget(v);
+        if v.is_scalar() {
+            // Nothing to free: skip the out-of-line drop.
+            std::mem::forget(v);
+        }
     }
 }
 
