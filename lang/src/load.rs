@@ -661,8 +661,7 @@ impl Loader<'_, '_> {
             let from_prelude = module.is_prelude;
             let site_file = module.file;
             if let Some(words) = self.qualifiers.remove(&site_file) {
-                let wanted: Vec<&'static str> = qualified_modules(&words).collect();
-                for name in wanted {
+                for name in qualified_modules(&words) {
                     self.want_prelude(name);
                 }
             }

@@ -916,7 +916,8 @@ impl Ctx {
 
     /// The text of at most eight string parts (a template, or both sides of `++`). Constants
     /// and locals are read where they are, not copied (a copy of a string is a reference count
-    /// increment and decrement); the other parts are evaluated first, in order, into a buffer.
+    /// increment and decrement); unless every part can be written in place
+    /// ([`Ctx::template_in_place`]), the other parts are evaluated first, in order, into a buffer.
     fn template(&mut self, m: &Machine, frame: &mut [Value], parts: &[&Expr]) -> R {
         if let Some(text) = self.template_in_place(m, frame, parts) {
             return Ok(text);
@@ -977,11 +978,7 @@ impl Ctx {
                 _ => value,
             };
             private |= v.private();
-            match &v.v {
-                V::Str(s) => self.scratch.push_str(s),
-                V::Int(n) | V::Num(n) => crate::value::push_number(&mut self.scratch, *n),
-                _ => {}
-            }
+            push_part(&mut self.scratch, v);
         }
         release(buf);
         Ok(self.finish_text(private))
@@ -1032,10 +1029,8 @@ impl Ctx {
                 _ => return None,
             };
             private |= v.private();
-            match &v.v {
-                V::Str(s) => self.scratch.push_str(s),
-                V::Int(n) | V::Num(n) => crate::value::push_number(&mut self.scratch, *n),
-                _ => return None,
+            if !push_part(&mut self.scratch, v) {
+                return None;
             }
         }
         Some(self.finish_text(private))
@@ -1705,6 +1700,18 @@ fn quick(frame: &[Value], e: &Expr) -> Option<Value> {
         Expr::Binary(op, l, r) => int_fast(*op, int_operand(frame, l)?, int_operand(frame, r)?),
         _ => None,
     }
+}
+
+/// Appends the text of a template part: a string as it is, a number as `string.to_string`
+/// writes it. False for anything else (the checker lets no other value into a template).
+#[inline(always)]
+fn push_part(out: &mut String, v: &Value) -> bool {
+    match &v.v {
+        V::Str(s) => out.push_str(s),
+        V::Int(n) | V::Num(n) => crate::value::push_number(out, *n),
+        _ => return false,
+    }
+    true
 }
 
 /// [`quick`] into a fresh frame slot (null, public): integer sums and differences are written
