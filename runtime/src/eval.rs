@@ -1714,6 +1714,17 @@ fn push_part(out: &mut String, v: &Value) -> bool {
     true
 }
 
+/// The kind of a sum, difference or product of two integers: integers are integral, so a finite
+/// result is an integer too (a negative zero becomes 0); an overflow to infinity is a number.
+#[inline(always)]
+fn integral(n: f64) -> V {
+    if n.is_finite() {
+        V::Int(if n == 0.0 { 0.0 } else { n })
+    } else {
+        V::Num(n)
+    }
+}
+
 /// [`quick`] into a fresh frame slot (null, public): integer sums and differences are written
 /// into the slot field by field, with no value assembled elsewhere and copied in (such a copy
 /// is read back in wider loads than it was written with, which stalls on every call).
@@ -1723,12 +1734,7 @@ fn quick_into(frame: &[Value], e: &Expr, dst: &mut Value) -> bool {
         let (Some(x), Some(y)) = (int_operand(frame, l), int_operand(frame, r)) else {
             return false;
         };
-        let n = if *op == BinOp::Add { x + y } else { x - y };
-        let v = if n.is_finite() {
-            V::Int(if n == 0.0 { 0.0 } else { n })
-        } else {
-            V::Num(n)
-        };
+        let v = integral(if *op == BinOp::Add { x + y } else { x - y });
         // The slot holds null: nothing to drop.
         std::mem::forget(std::mem::replace(&mut dst.v, v));
         return true;
@@ -1945,14 +1951,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
 /// operators, answered without the general path.
 #[inline(always)]
 fn int_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
-    // Integers are integral, so a finite sum, difference or product of two is integral too.
-    let int = |n: f64| {
-        if n.is_finite() {
-            Value::int(if n == 0.0 { 0.0 } else { n })
-        } else {
-            Value::num(n)
-        }
-    };
+    let int = |n: f64| Value::new(integral(n));
     Some(match op {
         BinOp::Add => int(x + y),
         BinOp::Sub => int(x - y),

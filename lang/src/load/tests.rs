@@ -480,45 +480,44 @@ fn load_referenced(text: &str) -> Program {
     )
 }
 
+/// The prelude modules a referenced load of `text` parses; the program must load cleanly.
+fn parsed_for(text: &str) -> Vec<String> {
+    let p = load_referenced(text);
+    assert_eq!(codes(&p), vec![], "{text}");
+    prelude_names(&p).into_iter().map(String::from).collect()
+}
+
 #[test]
 fn a_referenced_load_parses_the_root_and_what_the_program_names() {
-    let p = load_referenced("agent main(s: string) -> string { s }\n");
-    assert_eq!(codes(&p), vec![]);
     assert_eq!(
-        prelude_names(&p),
-        vec!["prelude"],
+        parsed_for("agent main(s: string) -> string { s }\n"),
+        ["prelude"],
         "the type `string` is no qualifier"
     );
-
     // `json` is named, and json's own text names `string`.
-    let p = load_referenced("agent main() -> string { json.quote(value = \"x\") }\n");
-    assert_eq!(codes(&p), vec![]);
     assert_eq!(
-        prelude_names(&p),
-        vec!["prelude", "prelude.json", "prelude.string"]
+        parsed_for("agent main() -> string { json.quote(value = \"x\") }\n"),
+        ["prelude", "prelude.json", "prelude.string"]
     );
-
     // Imported by its full name, and named inside a template.
-    let p = load_referenced(
-        "import prelude.math\nagent main(s: string) -> string { f\"${string.to_upper(value = s)}!\" }\n",
-    );
-    assert_eq!(codes(&p), vec![]);
     assert_eq!(
-        prelude_names(&p),
-        vec!["prelude", "prelude.math", "prelude.string"]
+        parsed_for(
+            "import prelude.math\nagent main(s: string) -> string { f\"${string.to_upper(value = s)}!\" }\n"
+        ),
+        ["prelude", "prelude.math", "prelude.string"]
     );
-
     // A longer identifier is not the qualifier, nor is a mention in a comment or a doc string;
     // a comment between a qualifier and its dot does not hide it.
-    let p = load_referenced(
-        "// json.quote\n@\"Like math.sqrt.\"\nagent main(strings: {a: string}) -> string { strings.a }\n",
+    assert_eq!(
+        parsed_for(
+            "// json.quote\n@\"Like math.sqrt.\"\nagent main(strings: {a: string}) -> string { strings.a }\n"
+        ),
+        ["prelude"]
     );
-    assert_eq!(codes(&p), vec![]);
-    assert_eq!(prelude_names(&p), vec!["prelude"]);
-    let p =
-        load_referenced("agent main() -> string { string /* text */ .to_upper(value = \"a\") }\n");
-    assert_eq!(codes(&p), vec![]);
-    assert_eq!(prelude_names(&p), vec!["prelude", "prelude.string"]);
+    assert_eq!(
+        parsed_for("agent main() -> string { string /* text */ .to_upper(value = \"a\") }\n"),
+        ["prelude", "prelude.string"]
+    );
 }
 
 #[test]

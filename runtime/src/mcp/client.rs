@@ -439,17 +439,7 @@ async fn http_once(
 /// The message for an OAuth descriptor without a credential store; `server` is how the
 /// server is shown (its configured name, else its URL).
 pub(crate) fn no_credential(server: &str, url: &str, name: &str) -> McpFailure {
-    McpFailure::Auth(format!(
-        "MCP server '{server}' needs you to log in: there is no credential named '{name}'.\nRun: katari mcp login --url {url} --name {name}"
-    ))
-}
-
-/// The message for a 401 that persists after a refresh.
-fn still_unauthorized(target: &HttpTarget, name: &str) -> McpFailure {
-    let (server, url) = (target.shown(), &target.url);
-    McpFailure::Auth(format!(
-        "MCP server '{server}' needs you to log in again: credential '{name}' expired and could not be refreshed.\nRun: katari mcp login --url {url} --name {name}"
-    ))
+    McpFailure::Auth(oauth::missing_message(server, name, url))
 }
 
 fn connect_failure(target: &HttpTarget, e: ConnectError) -> McpFailure {
@@ -496,7 +486,9 @@ async fn connect_http(
                 .map_err(|f| McpFailure::Auth(f.message))?;
             match http_once(target, &headers, Some(&token)).await {
                 Ok(service) => Ok((service, Some(token))),
-                Err(e) if e.unauthorized => Err(still_unauthorized(target, name)),
+                Err(e) if e.unauthorized => {
+                    Err(McpFailure::Auth(oauth::expired_message(server, name, url)))
+                }
                 Err(e) => Err(connect_failure(target, e)),
             }
         }

@@ -102,6 +102,22 @@ pub fn unauthorized_message(server: &str, url: &str, file: &str) -> String {
     )
 }
 
+/// The first auth-required message of `host.md` §9.3.3: no credential named `name`.
+pub fn missing_message(server: &str, name: &str, url: &str) -> String {
+    format!(
+        "MCP server '{server}' needs you to log in: there is no credential named '{name}'.\n\
+         Run: katari mcp login --url {url} --name {name}"
+    )
+}
+
+/// The second auth-required message of `host.md` §9.3.3: the credential cannot be refreshed.
+pub fn expired_message(server: &str, name: &str, url: &str) -> String {
+    format!(
+        "MCP server '{server}' needs you to log in again: credential '{name}' expired and could not be refreshed.\n\
+         Run: katari mcp login --url {url} --name {name}"
+    )
+}
+
 /// Whether a token issued for `resource` may be sent to `url` (`host.md` §9.3.2): the same
 /// origin, and `url`'s path is the resource's path or lies below it (a whole path segment, so
 /// `/mcp` covers `/mcp` and `/mcp/x` but not `/mcpx`).
@@ -144,21 +160,13 @@ impl Who<'_> {
 
     fn missing(&self) -> AuthFailure {
         AuthFailure {
-            message: format!(
-                "MCP server '{}' needs you to log in: there is no credential named '{}'.\n\
-                 Run: katari mcp login --url {} --name {}",
-                self.server, self.name, self.url, self.name
-            ),
+            message: missing_message(self.server, self.name, self.url),
         }
     }
 
     fn expired(&self) -> AuthFailure {
         AuthFailure {
-            message: format!(
-                "MCP server '{}' needs you to log in again: credential '{}' expired and could not be refreshed.\n\
-                 Run: katari mcp login --url {} --name {}",
-                self.server, self.name, self.url, self.name
-            ),
+            message: expired_message(self.server, self.name, self.url),
         }
     }
 
