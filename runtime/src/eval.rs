@@ -203,22 +203,35 @@ impl Ctx {
                 None => p.default.clone().unwrap_or(Value::NULL),
             };
         }
-        self.enter(m, fun, frame)
+        self.enter(m, fun, frame, false)
     }
 
-    /// A frame of `slots` nulls, reusing the allocation of a finished call when there is one.
+    /// A frame of at least `slots` nulls: a pooled one (kept at its length, all nulls) when
+    /// there is one, so a call writes no nulls of its own.
     #[inline(always)]
     fn frame(&mut self, slots: u32) -> Vec<Value> {
         let mut v = self.pool.pop().unwrap_or_default();
-        v.extend(std::iter::repeat_with(|| Value::NULL).take(slots as usize));
+        if v.len() < slots as usize {
+            v.resize_with(slots as usize, || Value::NULL);
+        }
         v
+    }
+
+    /// Gives a finished call's frame back to the pool: its first `slots` values (the only ones
+    /// the call could write) are nulled, so every pooled frame holds nulls only.
+    #[inline(always)]
+    fn recycle(&mut self, mut frame: Vec<Value>, slots: u32) {
+        clear_frame(&mut frame[..slots as usize]);
+        if self.pool.len() < 256 {
+            self.pool.push(frame);
+        }
     }
 
     /// Runs a function whose frame holds its captures and arguments: destructures pattern
     /// parameters, then evaluates the body and catches the `return`s aimed at it. Inlined into
     /// the static call path, which every agent-to-agent call takes.
     #[inline(always)]
-    fn enter(&mut self, m: &Machine, fun: FunId, mut frame: Vec<Value>) -> R {
+    fn enter(&mut self, m: &Machine, fun: FunId, mut frame: Vec<Value>, private: bool) -> R {
         let f = &m.funs[fun.0 as usize];
         let here = stack_address();
         if self.stack_base == 0 {
@@ -252,25 +265,29 @@ impl Ctx {
         let result = self.eval_tail(m, &mut frame, &f.body);
         self.depth -= 1;
         self.active.truncate(mark);
-        clear_frame(&mut frame);
-        if self.pool.len() < 256 {
-            self.pool.push(frame);
-        }
-        let result = match result {
-            Err(c)
-                if matches!(&*c, Control::Return { activation: a, .. }
-                    if *a == 0 || *a == activation) =>
-            {
-                match self.take(c) {
-                    Control::Return { value, .. } => Ok(value),
-                    other => Err(ctl(other)),
-                }
-            }
-            other => other,
+        self.recycle(frame, f.slots);
+        let v = match result {
+            Ok(v) => v,
+            Err(c) => self.returned(c, activation)?,
         };
-        match result {
-            Ok(v) if f.private => Ok(v.with_private(true)),
-            other => other,
+        Ok(if f.private || private {
+            v.with_private(true)
+        } else {
+            v
+        })
+    }
+
+    /// The value of a `return` aimed at the activation that just ended (0: the innermost
+    /// agent's), or the jump or failure to pass on.
+    #[inline(never)]
+    fn returned(&mut self, c: Ctl, activation: u64) -> R {
+        if matches!(&*c, Control::Return { activation: a, .. } if *a == 0 || *a == activation) {
+            match self.take(c) {
+                Control::Return { value, .. } => Ok(value),
+                other => Err(ctl(other)),
+            }
+        } else {
+            Err(c)
         }
     }
 
@@ -515,10 +532,7 @@ impl Ctx {
         }
         set_slot(&mut frame, clause.target, Value::int(id as f64));
         let result = self.eval_body(m, &mut frame, &f.body, clause.target, Tail::Clause);
-        clear_frame(&mut frame);
-        if self.pool.len() < 256 {
-            self.pool.push(frame);
-        }
+        self.recycle(frame, f.slots);
         result
     }
 
@@ -729,8 +743,7 @@ impl Ctx {
                 Some(a) => match self.operand_rest(m, frame, a) {
                     Ok(v) => v,
                     Err(c) => {
-                        clear_frame(&mut callee_frame);
-                        self.pool.push(callee_frame);
+                        self.recycle(callee_frame, f.slots);
                         return Err(c);
                     }
                 },
@@ -738,8 +751,7 @@ impl Ctx {
             };
             set_slot(&mut callee_frame, p.slot, v);
         }
-        let v = self.enter(m, fun, callee_frame)?;
-        Ok(if private { v.with_private(true) } else { v })
+        self.enter(m, fun, callee_frame, private)
     }
 
     /// Evaluates a function body: `if` branches and block tails are followed in a loop rather
@@ -771,6 +783,13 @@ impl Ctx {
                             || matches!(**r, Expr::CallFun { .. })) =>
                 {
                     return self.operator(m, frame, *op, l, r);
+                }
+                // A scalar result (`n` in `if (n < 2) { n } …`) without a nested `eval`.
+                Expr::Local(_) | Expr::Const(_) => {
+                    return match quick(frame, e) {
+                        Some(v) => Ok(v),
+                        None => self.operand_rest(m, frame, e),
+                    };
                 }
                 _ => return self.eval(m, frame, e),
             }
@@ -1108,6 +1127,9 @@ impl Ctx {
             && !b.private()
             && let Some(v) = int_fast(op, *x, *y)
         {
+            // Integers: nothing to drop (spares the out-of-line drop glue).
+            std::mem::forget(a);
+            std::mem::forget(b);
             return Ok(v);
         }
         match binary(op, &a, &b) {
@@ -1816,10 +1838,11 @@ fn release<const N: usize>(buf: [Value; N]) {
     }
 }
 
-/// Empties a finished frame for reuse, dropping only the values that hold allocations.
+/// Nulls the slots of a finished frame, dropping only the values that hold allocations.
 #[inline(always)]
-fn clear_frame(frame: &mut Vec<Value>) {
-    while let Some(v) = frame.pop() {
+fn clear_frame(frame: &mut [Value]) {
+    for slot in frame {
+        let v = std::mem::replace(slot, Value::NULL);
         if v.is_scalar() {
             // Nothing to free: skip the out-of-line drop.
             std::mem::forget(v);
