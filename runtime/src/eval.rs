@@ -251,7 +251,6 @@ impl Ctx {
                 }
             }
         }
-        let mark = self.active.len();
         let activation = match f.activation_slot {
             Some(slot) => {
                 let id = self.fresh_id();
@@ -264,7 +263,10 @@ impl Ctx {
         self.depth += 1;
         let result = self.eval_tail(m, &mut frame, &f.body);
         self.depth -= 1;
-        self.active.truncate(mark);
+        if activation != 0 {
+            // Every other push onto `active` is undone before its construct returns.
+            self.active.pop();
+        }
         self.recycle(frame, f.slots);
         let v = match result {
             Ok(v) => v,
@@ -1842,10 +1844,11 @@ fn release<const N: usize>(buf: [Value; N]) {
 #[inline(always)]
 fn clear_frame(frame: &mut [Value]) {
     for slot in frame {
-        let v = std::mem::replace(slot, Value::NULL);
-        if v.is_scalar() {
-            // Nothing to free: skip the out-of-line drop.
-            std::mem::forget(v);
+        if slot.is_scalar() {
+            // Nothing to free: overwritten in place, without the out-of-line drop.
+            std::mem::forget(std::mem::replace(slot, Value::NULL));
+        } else {
+            *slot = Value::NULL;
         }
     }
 }
