@@ -658,93 +658,113 @@ const PAGE_OK: &str = "<!doctype html><title>katari</title><p>Logged in. You can
 const PAGE_FAILED: &str =
     "<!doctype html><title>katari</title><p>Login failed. See the terminal for details.</p>";
 
-/// Serves the loopback redirect until `/callback` is hit or `secs` pass; the code.
+/// Serves the loopback redirect until `/callback` is hit or `secs` pass; the code. Connections
+/// are served concurrently (at most [`CONNECTIONS`] at once): a browser may open a speculative
+/// connection it never sends on, and the redirect must not wait behind it.
 async fn wait_for_code(
     listener: tokio::net::TcpListener,
     state: &str,
     secs: u64,
 ) -> Result<String, Fail> {
     let serve = async {
+        let mut connections = tokio::task::JoinSet::new();
         loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                // Out of file descriptors or similar: wait a little instead of spinning.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            };
-            let target = match read_request_target(&mut socket).await {
-                Head::Get(target) => target,
-                // Not the browser's redirect: answered, and the login keeps waiting.
-                Head::OtherMethod => {
-                    respond(&mut socket, "405 Method Not Allowed", "use GET").await;
-                    continue;
-                }
-                Head::Garbage => {
-                    respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
-                    continue;
-                }
-                Head::TooLong { callback } => {
-                    respond(&mut socket, "414 URI Too Long", PAGE_FAILED).await;
-                    if !callback {
+            tokio::select! {
+                accepted = listener.accept(), if connections.len() < CONNECTIONS => {
+                    let Ok((socket, _)) = accepted else {
+                        // Out of file descriptors or similar: wait a little instead of spinning.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
-                    }
-                    return Err(Fail::outside(
-                        "Login failed: the authorisation response was longer than 16 KiB; run the command again.",
-                    ));
+                    };
+                    let state = state.to_string();
+                    connections.spawn(async move { answer(socket, &state).await });
                 }
-            };
-            let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
-                respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
-                continue;
-            };
-            if url.path() != "/callback" {
-                respond(&mut socket, "404 Not Found", "not found").await;
-                continue;
+                Some(done) = connections.join_next(), if !connections.is_empty() => {
+                    if let Ok(Some(outcome)) = done {
+                        return outcome;
+                    }
+                }
             }
-            let param = |k: &str| {
-                url.query_pairs()
-                    .find(|(key, _)| key == k)
-                    .map(|(_, v)| v.into_owned())
-            };
-            // RFC 6749 §3.1: parameters must not be repeated; a repeated one is not guessed at.
-            let repeated = ["state", "code", "error"]
-                .into_iter()
-                .find(|k| url.query_pairs().filter(|(key, _)| key == k).count() > 1);
-            let outcome = if let Some(key) = repeated {
-                Err(Fail::outside(format!(
-                    "Login failed: the authorisation response repeated the parameter '{key}'; run the command again."
-                )))
-            } else if param("state").as_deref() != Some(state) {
-                Err(Fail::outside(
-                    "Login failed: the authorisation response had the wrong state; run the command again.",
-                ))
-            } else if let Some(error) = param("error") {
-                let description =
-                    param("error_description").unwrap_or_else(|| "no description".into());
-                Err(Fail::outside(format!(
-                    "Login failed: the authorization server returned '{}': {}",
-                    printable(&error),
-                    printable(&description)
-                )))
-            } else if let Some(code) = param("code").filter(|c| !c.is_empty()) {
-                Ok(code)
-            } else {
-                Err(Fail::outside(
-                    "Login failed: the authorisation response had no code; run the command again.",
-                ))
-            };
-            match &outcome {
-                Ok(_) => respond(&mut socket, "200 OK", PAGE_OK).await,
-                Err(_) => respond(&mut socket, "400 Bad Request", PAGE_FAILED).await,
-            }
-            return outcome;
         }
     };
+    // Returning drops the set of connections, which aborts those still open.
     match tokio::time::timeout(Duration::from_secs(secs), serve).await {
         Ok(outcome) => outcome,
         Err(_) => Err(Fail::outside(format!(
             "Login timed out after {secs} s waiting for the browser. Run the command again, or use --no-browser and open the URL yourself."
         ))),
     }
+}
+
+/// How many connections the redirect listener serves at once.
+const CONNECTIONS: usize = 16;
+
+/// Answers one connection to the redirect listener: the login's outcome when it was the
+/// redirect to `/callback`, `None` (answered, and the login keeps waiting) for anything else.
+async fn answer(mut socket: tokio::net::TcpStream, state: &str) -> Option<Result<String, Fail>> {
+    let target = match read_request_target(&mut socket).await {
+        Head::Get(target) => target,
+        Head::OtherMethod => {
+            respond(&mut socket, "405 Method Not Allowed", "use GET").await;
+            return None;
+        }
+        Head::Garbage => {
+            respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
+            return None;
+        }
+        Head::TooLong { callback } => {
+            respond(&mut socket, "414 URI Too Long", PAGE_FAILED).await;
+            return callback.then(|| {
+                Err(Fail::outside(
+                    "Login failed: the authorisation response was longer than 16 KiB; run the command again.",
+                ))
+            });
+        }
+    };
+    let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
+        respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
+        return None;
+    };
+    if url.path() != "/callback" {
+        respond(&mut socket, "404 Not Found", "not found").await;
+        return None;
+    }
+    let param = |k: &str| {
+        url.query_pairs()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.into_owned())
+    };
+    // RFC 6749 §3.1: parameters must not be repeated; a repeated one is not guessed at.
+    let repeated = ["state", "code", "error"]
+        .into_iter()
+        .find(|k| url.query_pairs().filter(|(key, _)| key == k).count() > 1);
+    let outcome = if let Some(key) = repeated {
+        Err(Fail::outside(format!(
+            "Login failed: the authorisation response repeated the parameter '{key}'; run the command again."
+        )))
+    } else if param("state").as_deref() != Some(state) {
+        Err(Fail::outside(
+            "Login failed: the authorisation response had the wrong state; run the command again.",
+        ))
+    } else if let Some(error) = param("error") {
+        let description = param("error_description").unwrap_or_else(|| "no description".into());
+        Err(Fail::outside(format!(
+            "Login failed: the authorization server returned '{}': {}",
+            printable(&error),
+            printable(&description)
+        )))
+    } else if let Some(code) = param("code").filter(|c| !c.is_empty()) {
+        Ok(code)
+    } else {
+        Err(Fail::outside(
+            "Login failed: the authorisation response had no code; run the command again.",
+        ))
+    };
+    match &outcome {
+        Ok(_) => respond(&mut socket, "200 OK", PAGE_OK).await,
+        Err(_) => respond(&mut socket, "400 Bad Request", PAGE_FAILED).await,
+    }
+    Some(outcome)
 }
 
 /// What a connection to the redirect listener sent.

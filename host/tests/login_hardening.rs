@@ -58,6 +58,19 @@ if mode == "noise-then-approve":
     send(b"GET http://evil/callback HTTP/1.1\r\n\r\n")
     get("a=" + "x" * 40000, "/elsewhere")
     get(good)
+elif mode == "idle-then-approve":
+    # A speculative connection that never sends (browsers open them): the redirect must not
+    # wait behind it. Its socket is still unanswered when the redirect's reply has come.
+    idle = socket.create_connection((host, port), timeout=20)
+    get(good)
+    idle.settimeout(2)
+    try:
+        reply = idle.recv(4096)
+    except OSError:
+        reply = b""
+    log.write("idle: " + (reply.split(b"\r\n")[0].decode("latin-1") or "nothing") + "\n")
+    log.flush()
+    idle.close()
 elif mode == "repeated-code":
     get(good + "&code=other")
 elif mode == "repeated-state":
@@ -210,5 +223,17 @@ fn other_requests_are_answered_and_the_real_redirect_still_logs_in() {
             "HTTP/1.1 200 OK",
         ]
     );
+    assert_eq!(stored, 1);
+}
+
+#[test]
+fn an_idle_connection_does_not_hold_up_the_redirect() {
+    let (_server, url) = start_fastmcp();
+    let (out, replies, stored) = login(&url, "idle-then-approve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Served one connection at a time, the idle one would have been answered (400, after its
+    // read timeout) before the redirect was read at all.
+    assert_eq!(replies, ["HTTP/1.1 200 OK", "idle: nothing"]);
     assert_eq!(stored, 1);
 }
