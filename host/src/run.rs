@@ -189,14 +189,11 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
         .get(qualified.as_str())
         .cloned()
         .ok_or_else(|| failed("panic: internal: the entry agent did not lower"))?;
-    let outcome = evaluate(machine, callee, labelled)?;
+    let outcome = evaluate(machine, callee, labelled, opts.json)?;
     if let Some(message) = host.fatal() {
         return Err(usage(message));
     }
-    match outcome {
-        Ok(value) => result_text(&value, opts.json),
-        Err(c) => Err(failure(*c)),
-    }
+    outcome
 }
 
 /// Prints the program's diagnostics, then finds the entry agent when there is no error.
@@ -275,16 +272,23 @@ fn decode_arguments(
     Ok(args)
 }
 
-/// Calls the entry agent on a thread with a stack large enough for the call depth limit.
+/// Calls the entry agent on a thread with a stack large enough for the call depth limit, and
+/// writes the outcome's text there too: the result, a throw's payload or an unhandled
+/// request's arguments may be nested as deep as that stack allows, and dropping them recurses
+/// as deep as they are (on the process's main thread that overflowed).
 fn evaluate(
     machine: Arc<Machine>,
     callee: Value,
     args: Vec<(Arc<str>, Value)>,
-) -> Result<Result<Value, katari_runtime::control::Ctl>, Failure> {
+    json: bool,
+) -> Result<Result<String, Failure>, Failure> {
     std::thread::Builder::new()
         .name("katari-run".into())
         .stack_size(MAIN_STACK)
-        .spawn(move || Ctx::new(machine).call(&callee, args))
+        .spawn(move || match Ctx::new(machine).call(&callee, args) {
+            Ok(value) => result_text(&value, json),
+            Err(c) => Err(failure(*c)),
+        })
         .map_err(|e| failed(format!("cannot start the evaluator: {e}")))?
         .join()
         .map_err(|_| failed("panic: internal: the evaluator crashed"))

@@ -800,7 +800,13 @@ impl<'a> Lowering<'a> {
     // Expressions
     // -----------------------------------------------------------------------------------
 
+    /// Lowers an expression; nesting as deep as the checker accepts (a long `else if` chain or
+    /// operator chain) is lowered on stack segments grown as needed.
     fn expr(&mut self, e: &ast::Expr) -> Expr {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.expr_unguarded(e))
+    }
+
+    fn expr_unguarded(&mut self, e: &ast::Expr) -> Expr {
         match &e.kind {
             ExprKind::Lit(l) => Expr::Const(literal(l)),
             ExprKind::Template(parts) => Expr::Concat(

@@ -199,11 +199,16 @@ impl Value {
     pub fn any_private(&self) -> bool {
         self.private()
             || match &self.v {
-                V::Array(items) => items.iter().any(Value::any_private),
-                V::Record(r) => r.values().any(Value::any_private),
-                V::Data(d) => d.fields.iter().any(Value::any_private),
+                V::Array(items) => items.iter().any(Value::any_private_nested),
+                V::Record(r) => r.values().any(Value::any_private_nested),
+                V::Data(d) => d.fields.iter().any(Value::any_private_nested),
                 _ => false,
             }
+    }
+
+    /// [`Value::any_private`] of a part, on a grown stack when nesting is deep.
+    fn any_private_nested(&self) -> bool {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.any_private())
     }
 
     /// How §11.4 describes the value's kind in messages.
@@ -375,8 +380,19 @@ pub enum Privacy {
     Redact,
 }
 
-/// Writes the wire JSON of a value (§11.1), compact.
+/// Writes the wire JSON of a value (§11.1), compact. Values nested deeper than the thread's
+/// stack allows are written on stack segments grown as needed.
 pub fn write_wire(out: &mut String, value: &Value, privacy: Privacy) -> Result<(), NonFinite> {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        write_wire_unguarded(out, value, privacy)
+    })
+}
+
+fn write_wire_unguarded(
+    out: &mut String,
+    value: &Value,
+    privacy: Privacy,
+) -> Result<(), NonFinite> {
     if value.private() && privacy == Privacy::Redact {
         out.push_str("{\"$redacted\":true}");
         return Ok(());

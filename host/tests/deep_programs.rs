@@ -1,0 +1,157 @@
+//! `katari run` on programs and values nested far deeper than a thread's default stack: a
+//! 100,000-level value as the result, a throw's payload and an unhandled request's argument,
+//! and 10,000-long `else if` and operator chains. Each runs to its specified output; none may
+//! crash the process (they used to overflow the main thread's stack).
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// A scratch folder holding `files`, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str, files: &[(&str, String)]) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("katari-deep-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("home")).expect("creates a scratch folder");
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).expect("writes a file");
+        }
+        Scratch(dir)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_katari"))
+            .arg("run")
+            .args(args)
+            .current_dir(&self.0)
+            .env("NO_COLOR", "1")
+            .env("KATARI_HOME", self.0.join("home"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("the katari binary starts")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A program whose `deep` is `[[…[null]…]]`, `n` arrays deep, followed by `tail`; `main`
+/// performs `effects`.
+fn nested(effects: &str, tail: &str) -> String {
+    format!(
+        "request ask(v: unknown) -> integer\n\
+         agent main(n: integer) -> unknown with {effects} {{\n\
+         \x20 let deep = for (let i in array.range(start = 0, end = n), var acc: unknown = null) {{\n\
+         \x20   next null with {{ acc = [acc] }}\n\
+         \x20 }} then {{ acc }}\n\
+         \x20 {tail}\n\
+         }}\n"
+    )
+}
+
+fn wire(depth: usize) -> String {
+    format!("{}null{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const DEPTH: usize = 100_000;
+
+#[test]
+fn a_deeply_nested_result_is_printed() {
+    let dir = Scratch::new("result", &[("deep.kt", nested("pure", "deep"))]);
+    let n = format!("n={DEPTH}");
+    for json in [false, true] {
+        let mut args = vec!["deep.kt", "-a", &n];
+        if json {
+            args.push("--json");
+        }
+        let out = dir.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), format!("{}\n", wire(DEPTH)));
+    }
+}
+
+#[test]
+fn a_deeply_nested_throw_payload_or_request_argument_is_reported() {
+    let dir = Scratch::new(
+        "failures",
+        &[
+            (
+                "throw.kt",
+                nested("prelude.throw[unknown]", "prelude.throw(error = deep)"),
+            ),
+            ("ask.kt", nested("ask", "ask(v = deep)")),
+            ("answers.json", r#"{"ask.ask": [7]}"#.to_string()),
+        ],
+    );
+    let n = format!("n={DEPTH}");
+    let out = dir.run(&["throw.kt", "-a", &n]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: throw: {}\n", wire(DEPTH))
+    );
+
+    // Not interactive and no answers: the run fails naming the request and its arguments.
+    let out = dir.run(&["ask.kt", "-a", &n]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: unhandled request ask.ask({{\"v\":{}}})\n",
+            wire(DEPTH)
+        )
+    );
+
+    let out = dir.run(&["ask.kt", "-a", &n, "--answers", "answers.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "7\n");
+}
+
+#[test]
+fn long_else_if_and_operator_chains_run() {
+    const LENGTH: usize = 10_000;
+    let branches: Vec<String> = (0..LENGTH)
+        .map(|i| format!("if (x == {i}) {{ {i} }}"))
+        .collect();
+    let chain = format!(
+        "agent main(x: integer) -> integer {{\n  {} else {{ -1 }}\n}}\n",
+        branches.join(" else ")
+    );
+    let sum = format!(
+        "agent main() -> integer {{ {} }}\n",
+        vec!["1"; LENGTH + 1].join(" + ")
+    );
+    let negations = format!("agent main() -> integer {{ {}1 }}\n", "- ".repeat(LENGTH));
+    let dir = Scratch::new(
+        "chains",
+        &[
+            ("chain.kt", chain),
+            ("sum.kt", sum),
+            ("negations.kt", negations),
+        ],
+    );
+    let last = format!("x={}", LENGTH - 1);
+    for (args, expected) in [
+        (vec!["chain.kt", "-a", &last], format!("{}\n", LENGTH - 1)),
+        (vec!["chain.kt", "-a", "x=-5"], "-1\n".to_string()),
+        (vec!["sum.kt"], format!("{}\n", LENGTH + 1)),
+        (vec!["negations.kt"], "1\n".to_string()),
+    ] {
+        let out = dir.run(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), expected, "{args:?}");
+    }
+}
