@@ -23,8 +23,6 @@ pub type Answers = HashMap<String, VecDeque<serde_json::Value>>;
 pub struct AnswerShape {
     /// The type is `string` (possibly `of private`): a bare line is taken verbatim.
     pub string: bool,
-    /// The type is `… of private`: the answer is marked private (`language.md` §8.6 rule 2).
-    pub private: bool,
 }
 
 pub struct CliHost {
@@ -134,8 +132,8 @@ impl CliHost {
         }
     }
 
-    /// Decodes and validates an answer against the request's return type, and marks it
-    /// private when that type says so.
+    /// Decodes and validates an answer against the request's return type, and marks what that
+    /// type says is private (§8.6 rule 2).
     fn check_answer(
         &self,
         request: &RequestInfo,
@@ -149,7 +147,7 @@ impl CliHost {
         if !failures.is_empty() {
             return Err(conform::failures_message(&failures));
         }
-        Ok(value.with_private(self.shape(request).private))
+        Ok(request.answer_mask.apply(value))
     }
 
     fn shape(&self, request: &RequestInfo) -> AnswerShape {

@@ -19,9 +19,11 @@ use katari_lang::resolve::DeclRef;
 use katari_lang::types::{TyKind, conform, render_ty, schema};
 use katari_runtime::control::Control;
 use katari_runtime::machine::{Ctx, Machine};
+use katari_runtime::privacy::Mask;
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
+
 use crate::host::{AnswerShape, Answers, CliHost, for_terminal, typed_line};
 use crate::paths::Paths;
 
@@ -171,15 +173,17 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
     }
 
     let args = decode_arguments(&machine, &qualified, object)?;
-    // A value bound to a parameter declared `… of private` is private (§8.6 rule 2).
+    // A value bound to a parameter declared `… of private` is private, and so is every part
+    // its type marks `of private` (§8.6 rule 2).
     let labelled: Vec<(Arc<str>, Value)> = match &args.v {
         V::Record(rec) => rec
             .iter()
             .map(|(k, v)| {
-                let private = params
-                    .iter()
-                    .any(|p| *p.name == **k && p.ty.attr.is_private());
-                (k.clone(), v.clone().with_private(private))
+                let value = match params.iter().find(|p| *p.name == **k) {
+                    Some(p) => Mask::of(&p.ty).apply(v.clone()),
+                    None => v.clone(),
+                };
+                (k.clone(), value)
             })
             .collect(),
         _ => Vec::new(),
@@ -366,7 +370,6 @@ pub(crate) fn answer_shapes(program: &Program, checked: &Checked) -> HashMap<Str
                     name.clone(),
                     AnswerShape {
                         string: sig.ret.kind == TyKind::String,
-                        private: sig.ret.attr.is_private(),
                     },
                 );
             }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use katari_lang::ast::{BinOp, FilterTag, UnOp};
 use katari_lang::resolve::DeclRef;
 
+use crate::privacy::Mask;
 use crate::value::{Ctor, Value};
 
 /// A function body: a top-level agent, a local or anonymous agent, a clause, a `then` block or
@@ -54,6 +55,9 @@ pub struct Param {
     pub pattern: Option<Pat>,
     /// Declared `of private`: marked private at dynamic entries (§8.6 rule 2).
     pub private: bool,
+    /// The positions of the declared type marked `of private` (the top when `private`), marked
+    /// at dynamic entries.
+    pub mask: Mask,
 }
 
 #[derive(Debug)]
@@ -208,6 +212,8 @@ pub struct RequestInfo {
     pub never: bool,
     /// The JSON Schema of the (generic-free) return type, for validating answers.
     pub answer_schema: serde_json::Value,
+    /// The positions of the return type marked `of private`, marked on answers.
+    pub answer_mask: Mask,
     /// The return type rendered in the surface syntax, for escalation prompts.
     pub answer_type: String,
 }

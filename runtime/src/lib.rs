@@ -10,6 +10,7 @@ pub mod lower;
 pub mod machine;
 pub mod mcp;
 pub mod native;
+pub mod privacy;
 pub mod reactor;
 pub mod reflect;
 pub mod value;

@@ -708,22 +708,6 @@ pub fn target_name(callee: &Value) -> String {
     }
 }
 
-/// Whether the parameter `label` of the callee is declared `of private` (marked private at this
-/// dynamic entry, `language.md` §8.6 rule 2).
-fn private_param(m: &Machine, callee: &Value, label: &str) -> bool {
-    let V::Callable(c) = &callee.v else {
-        return false;
-    };
-    match &**c {
-        Callable::Agent { fun, .. } | Callable::Closure { fun, .. } => m
-            .funs
-            .get(fun.0 as usize)
-            .is_some_and(|f| f.params.iter().any(|p| p.private && &*p.name == label)),
-        Callable::Partial { callee, .. } => private_param(m, callee, label),
-        _ => false,
-    }
-}
-
 /// Decodes and validates the JSON argument of a served call against the callee's input schema
 /// (`language.md` §11.4): the labelled arguments, or the `call_error` message.
 pub fn arguments(
@@ -774,8 +758,9 @@ pub fn arguments(
     Ok(entries
         .into_iter()
         .map(|(label, value)| {
-            let private = private_param(m, callee, &label);
-            (label, value.with_private(private))
+            // Marked where the parameter's type says `of private` (§8.6 rule 2).
+            let value = crate::privacy::param_mask(m, callee, &label).apply(value);
+            (label, value)
         })
         .collect())
 }

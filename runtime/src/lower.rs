@@ -13,6 +13,8 @@ use katari_lang::resolve::{DeclRef, JumpTarget, LocalId, Resolution};
 use katari_lang::source::{FileId, Span};
 use katari_lang::types::{self, GenArg, Subst, Ty};
 
+use crate::privacy::Mask;
+
 use crate::callable::Callable;
 use crate::ir::*;
 use crate::machine::{Host, Machine, Metadata};
@@ -413,13 +415,14 @@ impl<'a> Lowering<'a> {
                         let index = self.requests.len() as u32;
                         let sig = self.checked.signatures.get(&r);
                         let env = CheckedEnv::new(self.program, self.checked, None);
-                        let (answer_schema, answer_type, never) = match sig {
+                        let (answer_schema, answer_type, never, answer_mask) = match sig {
                             Some(s) => (
                                 types::schema::schema_of(&env, &s.ret),
                                 types::render_ty(&env, &s.ret),
                                 s.ret.is_never(),
+                                Mask::of(&s.ret),
                             ),
-                            None => (serde_json::json!({}), "unknown".into(), false),
+                            None => (serde_json::json!({}), "unknown".into(), false, Mask::Public),
                         };
                         self.requests.push(RequestInfo {
                             decl: r,
@@ -443,6 +446,7 @@ impl<'a> Lowering<'a> {
                             never,
                             answer_schema,
                             answer_type,
+                            answer_mask,
                         });
                         self.request_of.insert(r, index);
                         Callable::Request {
@@ -627,9 +631,10 @@ impl<'a> Lowering<'a> {
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let private = sig
+                let mask = sig
                     .and_then(|s| s.params.get(i))
-                    .is_some_and(|s| s.ty.attr.is_private());
+                    .map_or(Mask::Public, |s| Mask::of(&s.ty));
+                let private = mask == Mask::Private;
                 match &p.kind {
                     ast::ParamKind::Plain { default, .. } => {
                         let slot = match self.local_key(p.name.span) {
@@ -642,6 +647,7 @@ impl<'a> Lowering<'a> {
                             default: default.as_ref().map(|l| literal(&l.kind)),
                             pattern: None,
                             private,
+                            mask,
                         }
                     }
                     ast::ParamKind::Destructure(pattern) => {
@@ -653,6 +659,7 @@ impl<'a> Lowering<'a> {
                             default: None,
                             pattern: Some(pat),
                             private,
+                            mask,
                         }
                     }
                 }
@@ -875,6 +882,7 @@ impl<'a> Lowering<'a> {
                     default: None,
                     pattern: None,
                     private: false,
+                    mask: Mask::Public,
                 }];
                 let (fun, captures) =
                     self.finish(body, params, "".into(), None, false, "".into(), None);
@@ -1276,6 +1284,7 @@ impl<'a> Lowering<'a> {
             default: None,
             pattern: None,
             private: false,
+            mask: Mask::Public,
         }];
         let (fun, captures) = self.finish(body, params, "".into(), None, false, "".into(), None);
         let k = Expr::Closure { fun, captures };
@@ -1364,6 +1373,7 @@ impl<'a> Lowering<'a> {
                 default: None,
                 pattern,
                 private: false,
+                mask: Mask::Public,
             });
         }
         for id in vars {
@@ -1377,6 +1387,7 @@ impl<'a> Lowering<'a> {
                 default: None,
                 pattern: None,
                 private: false,
+                mask: Mask::Public,
             });
         }
         let target = self.new_slot(Key::Target(self.file, c.span.start));
@@ -1415,6 +1426,7 @@ impl<'a> Lowering<'a> {
             default: None,
             pattern: None,
             private: false,
+            mask: Mask::Public,
         }];
         for id in vars {
             let s = match id {
@@ -1427,6 +1439,7 @@ impl<'a> Lowering<'a> {
                 default: None,
                 pattern: None,
                 private: false,
+                mask: Mask::Public,
             });
         }
         let target = self.temp_slot();

@@ -7,6 +7,7 @@ use katari_lang::types::conform::{conform, failures_message};
 use katari_runtime::callable::Callable;
 use katari_runtime::control::panic;
 use katari_runtime::machine::{Ctx, Metadata};
+use katari_runtime::privacy::param_mask;
 use katari_runtime::value::{V, Value};
 use katari_runtime::wire::{JsonCtors, json_to_tree};
 
@@ -76,23 +77,6 @@ fn refusal(target: &Target, failures: &str) -> String {
     }
 }
 
-/// Whether the parameter `label` of the callee is declared `of private` (marked private at this
-/// dynamic entry, `language.md` §8.6 rule 2).
-fn private_param(ctx: &Ctx, callee: &Value, label: &str) -> bool {
-    let V::Callable(c) = &callee.v else {
-        return false;
-    };
-    match &**c {
-        Callable::Agent { fun, .. } | Callable::Closure { fun, .. } => ctx
-            .m
-            .funs
-            .get(fun.0 as usize)
-            .is_some_and(|f| f.params.iter().any(|p| p.private && &*p.name == label)),
-        Callable::Partial { callee, .. } => private_param(ctx, callee, label),
-        _ => false,
-    }
-}
-
 fn call_agent(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     let md = metadata(ctx, a, 0)?;
     let target = a.get(0).clone();
@@ -137,8 +121,9 @@ fn call_agent(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     let labelled = entries
         .into_iter()
         .map(|(label, value)| {
-            let private = through || private_param(ctx, &target, &label);
-            (label, value.with_private(private))
+            // Marked where the parameter's type says `of private` (§8.6 rule 2).
+            let value = param_mask(&ctx.m, &target, &label).apply(value);
+            (label, value.with_private(through))
         })
         .collect();
     ctx.call(&target, labelled)
