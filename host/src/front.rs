@@ -6,8 +6,10 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use katari_lang::ast;
 use katari_lang::check::{self, Checked};
 use katari_lang::load::{self, FileSystem, PreludeSource, Program};
+use katari_lang::types::{Rest, Ty, TyKind};
 
 /// Loads, parses, resolves and type-checks the program whose entry is `entry` (as the user
 /// wrote it). The checker's diagnostics are appended to the program's.
@@ -31,9 +33,11 @@ pub fn load_with(entry: &Path, natives: &(dyn check::Natives + Sync)) -> (Progra
             (program, checked)
         };
         // Only the prelude modules the program refers to; a program with anything to report
-        // is loaded again with all of them, so that diagnostics never depend on the shortcut.
+        // is loaded again with all of them, so that diagnostics never depend on the shortcut,
+        // and so is one that may decode a value naming any prelude declaration (§11.1 decodes
+        // a `$agent` or `$constructor` of every loaded declaration).
         let (program, checked) = load(load::PreludeUse::Referenced);
-        if program.diagnostics.is_empty() {
+        if program.diagnostics.is_empty() && !decodes_any_declaration(&program, &checked) {
             (program, checked)
         } else {
             load(load::PreludeUse::All)
@@ -51,6 +55,66 @@ pub fn load_with(entry: &Path, natives: &(dyn check::Natives + Sync)) -> (Progra
             Err(_) => work(),
         }
     })
+}
+
+/// Whether the program may decode a wire value that names a declaration of a prelude module it
+/// does not refer to: a run argument or served call of one of the entry module's agents, or an
+/// answer to a request, whose type can hold agents or data values of any module (anything but
+/// scalars and closed arrays and records of them), or a decoding native (`json`, `reflection`,
+/// `mcp`, `webhook`).
+fn decodes_any_declaration(program: &Program, checked: &Checked) -> bool {
+    const DECODING: [&str; 4] = [
+        "prelude.json",
+        "prelude.reflection",
+        "prelude.mcp",
+        "prelude.webhook",
+    ];
+    if program
+        .modules
+        .iter()
+        .any(|m| DECODING.contains(&m.name.as_str()))
+    {
+        return true;
+    }
+    checked.signatures.iter().any(|(r, sig)| {
+        let decl = program
+            .module(r.module)
+            .and_then(|m| m.ast.decls.get(r.index as usize));
+        match decl {
+            Some(ast::Decl::Agent(_)) if r.module == program.entry => {
+                sig.params.iter().any(|p| !holds_scalars_only(&p.ty))
+            }
+            Some(ast::Decl::Request(_)) => !holds_scalars_only(&sig.ret),
+            _ => false,
+        }
+    })
+}
+
+/// Whether every value of the type is built of scalars (no agent or data value can be inside).
+fn holds_scalars_only(ty: &Ty) -> bool {
+    match &ty.kind {
+        TyKind::Never
+        | TyKind::Null
+        | TyKind::Boolean
+        | TyKind::Integer
+        | TyKind::Number
+        | TyKind::String
+        | TyKind::File => true,
+        TyKind::Seq { prefix, rest } => {
+            prefix.iter().all(holds_scalars_only) && rest.as_deref().is_none_or(holds_scalars_only)
+        }
+        TyKind::Object { fields, rest } => {
+            fields.iter().all(|f| holds_scalars_only(&f.ty))
+                && match rest {
+                    Rest::Closed => true,
+                    Rest::Of(t) => holds_scalars_only(t),
+                    // Other keys hold `unknown`.
+                    Rest::Open => false,
+                }
+        }
+        TyKind::Union(members) => members.iter().all(holds_scalars_only),
+        _ => false,
+    }
 }
 
 /// The stack of the thread that loads and checks a program.
