@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::decls::{AgentSig, ParamSig};
+use super::decls::{AgentSig, DeclInfo, ParamSig};
 use super::lower::TyScope;
 use super::{AgentState, Checker};
 use crate::ast;
@@ -87,14 +87,141 @@ impl Checker<'_> {
         }
     }
 
-    /// Adds an operation's effects to the body's row.
-    pub(crate) fn perform(&self, ctx: &mut Ctx, row: &Row, span: Span) {
+    /// Adds an operation's effects to the body's row. A request whose invariant argument is
+    /// instantiated differently than in the row so far cannot join it (K3005, at this operation);
+    /// the row keeps the earlier instantiation, so the mistake is reported once.
+    pub(crate) fn perform(&mut self, ctx: &mut Ctx, row: &Row, span: Span) {
         if row.is_pure() {
             return;
         }
-        let joined = self.lattice().join_row(&ctx.effects, row);
+        let mut lat = self.lattice();
+        let joined = lat.join_row(&ctx.effects, row);
+        if !lat.join_conflicts.is_empty()
+            && let Some((req, culprit)) = self.row_join_conflict(&ctx.effects, row)
+        {
+            let earlier = ctx
+                .performed
+                .iter()
+                .find(|(r, _)| r.entries.contains_key(&req))
+                .map(|(_, s)| *s);
+            let label = format!("this performs `{}`", self.render_row(row));
+            self.row_conflict(
+                ctx.file,
+                (span, label),
+                earlier,
+                (req, culprit),
+                &ctx.effects,
+                row,
+            );
+        }
         ctx.effects = joined;
         ctx.performed.push((row.clone(), span));
+    }
+
+    /// The join of two rows, with K3005 at `span` (labelled `label`) when they hold
+    /// instantiations of a request that cannot be joined (the left side's entry is kept).
+    pub(crate) fn join_rows_reporting(
+        &mut self,
+        file: FileId,
+        (span, label): (Span, &str),
+        a: &Row,
+        b: &Row,
+    ) -> Row {
+        let mut lat = self.lattice();
+        let joined = lat.join_row(a, b);
+        if !lat.join_conflicts.is_empty()
+            && let Some(conflict) = self.row_join_conflict(a, b)
+        {
+            self.row_conflict(file, (span, label.to_string()), None, conflict, a, b);
+        }
+        joined
+    }
+
+    /// The first request whose entries in `a` and `b` cannot be joined, with the declaration
+    /// whose invariant argument is the reason (the request itself, or a data type in its
+    /// arguments). A row written in a data field or a synonym is lowered before the variances of
+    /// requests are known: such a request gives no verdict (its join keeps the left entry).
+    fn row_join_conflict(&self, a: &Row, b: &Row) -> Option<(DeclRef, DeclRef)> {
+        b.entries.iter().find_map(|(req, args)| {
+            let known = match self.out.decls.get(req) {
+                Some(DeclInfo::Request {
+                    generics,
+                    variances,
+                }) => generics.len() == variances.len(),
+                _ => false,
+            };
+            let existing = a.entries.get(req).filter(|_| known)?;
+            let mut lat = self.lattice();
+            lat.join_row(
+                &Row::single(*req, existing.clone()),
+                &Row::single(*req, args.clone()),
+            );
+            lat.join_conflicts.first().map(|culprit| (*req, *culprit))
+        })
+    }
+
+    /// K3005 for the request `req`, whose entries in `first` and `second` cannot be joined
+    /// because of `culprit`'s invariant argument (`language.md` §7.3, §7.5). `earlier` is where
+    /// the first instantiation was performed.
+    fn row_conflict(
+        &mut self,
+        file: FileId,
+        (span, label): (Span, String),
+        earlier: Option<Span>,
+        (req, culprit): (DeclRef, DeclRef),
+        first: &Row,
+        second: &Row,
+    ) {
+        let entry =
+            |row: &Row| Row::single(req, row.entries.get(&req).cloned().unwrap_or_default());
+        let (a, b) = (
+            self.render_row(&entry(first)),
+            self.render_row(&entry(second)),
+        );
+        let name = self.display_name(req);
+        let help = if culprit == req {
+            // The generic whose instantiations differ, for the explanation.
+            let generics = match self.out.decls.get(&req) {
+                Some(DeclInfo::Request { generics, .. }) => generics.clone(),
+                _ => Vec::new(),
+            };
+            let variances = self.variances(req);
+            let position = match (first.entries.get(&req), second.entries.get(&req)) {
+                (Some(x), Some(y)) => (0..x.len().min(y.len())).find(|&i| {
+                    variances.get(i).copied().unwrap_or(Variance::Invariant) == Variance::Invariant
+                        && x[i] != y[i]
+                }),
+                _ => None,
+            };
+            let generic = position
+                .and_then(|i| generics.get(i))
+                .map(|g| format!(" in `{}`", self.generic_name(*g)))
+                .unwrap_or_default();
+            format!(
+                "`{name}` is invariant{generic} (it occurs in both its parameters and its result), so a row holds one instantiation of it: handle each in its own `use`, or perform both with the same one"
+            )
+        } else {
+            let data = self.display_name(culprit);
+            format!(
+                "`{data}` is invariant in its argument, so these instantiations of `{name}` have no join: handle each in its own `use`, or perform both with the same one"
+            )
+        };
+        let d = self
+            .error(
+                Code::K3005,
+                file,
+                span,
+                format!("`{a}` and `{b}` cannot be joined in one effect row"),
+            )
+            .set_label(label)
+            .set_help(help);
+        if let Some(earlier) = earlier {
+            d.secondary.push(Label {
+                file,
+                span: earlier,
+                message: format!("this performs `{a}`"),
+            });
+        }
     }
 
     pub(crate) fn mismatch(

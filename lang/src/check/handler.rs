@@ -577,7 +577,15 @@ impl Checker<'_> {
         }
         ctx.performed.truncate(performed_mark);
         let clause_row = std::mem::replace(&mut ctx.effects, saved);
-        let row = self.lattice().join_row(&e, &clause_row);
+        let row = self.join_rows_reporting(
+            ctx.file,
+            (
+                span,
+                "the clauses and the handled code perform different instantiations",
+            ),
+            &e,
+            &clause_row,
+        );
         // The continuation may perform the handled requests on top of `E`.
         let mut handled = e;
         for (req, args) in clauses.handled {

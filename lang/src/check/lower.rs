@@ -203,7 +203,8 @@ impl Checker<'_> {
                     let mut row = Row::pure();
                     for m in members {
                         let r = self.lower_row(scope, m);
-                        row = self.lattice().join_row(&row, &r);
+                        let label = "this row names two instantiations that cannot be joined";
+                        row = self.join_rows_reporting(file, (t.span, label), &row, &r);
                     }
                     GenArg::Effect(row)
                 }

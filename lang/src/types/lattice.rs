@@ -274,12 +274,71 @@ impl<'a> Lattice<'a> {
                 }
             }),
             (GenArg::Effect(x), GenArg::Effect(y)) => GenArg::Effect(match v {
+                Variance::Covariant => self.join_row(x, y),
                 Variance::Contravariant => self.meet_row(x, y),
-                _ => self.join_row(x, y),
+                Variance::Unused => x.clone(),
+                Variance::Invariant => {
+                    if !(self.row_sub(x, y) && self.row_sub(y, x)) {
+                        self.join_conflicts.push(id);
+                    }
+                    x.clone()
+                }
             }),
-            (GenArg::Attr(x), GenArg::Attr(y)) => GenArg::Attr(x.join(*y)),
+            (GenArg::Attr(x), GenArg::Attr(y)) => GenArg::Attr(match v {
+                Variance::Covariant => x.join(*y),
+                Variance::Contravariant => x.meet(*y),
+                Variance::Unused => *x,
+                Variance::Invariant => {
+                    if x != y {
+                        self.join_conflicts.push(id);
+                    }
+                    *x
+                }
+            }),
             (x, _) => x.clone(),
         }
+    }
+
+    /// The meet of two generic arguments of `id` according to the variance of their position;
+    /// `None` when two different instantiations of an invariant argument have no common lower
+    /// bound (for a row entry that means the entry cannot be in the meet at all).
+    fn meet_arg(&mut self, v: Variance, x: &GenArg, y: &GenArg) -> Option<GenArg> {
+        Some(match (x, y) {
+            (GenArg::Type(x), GenArg::Type(y)) => GenArg::Type(match v {
+                Variance::Covariant => self.meet(x, y),
+                Variance::Contravariant => self.join(x, y),
+                Variance::Unused => x.clone(),
+                Variance::Invariant => {
+                    if !self.equivalent(x, y) {
+                        return None;
+                    }
+                    x.clone()
+                }
+            }),
+            (GenArg::Effect(x), GenArg::Effect(y)) => GenArg::Effect(match v {
+                Variance::Covariant => self.meet_row(x, y),
+                Variance::Contravariant => self.join_row(x, y),
+                Variance::Unused => x.clone(),
+                Variance::Invariant => {
+                    if !(self.row_sub(x, y) && self.row_sub(y, x)) {
+                        return None;
+                    }
+                    x.clone()
+                }
+            }),
+            (GenArg::Attr(x), GenArg::Attr(y)) => GenArg::Attr(match v {
+                Variance::Covariant => x.meet(*y),
+                Variance::Contravariant => x.join(*y),
+                Variance::Unused => *x,
+                Variance::Invariant => {
+                    if x != y {
+                        return None;
+                    }
+                    *x
+                }
+            }),
+            (x, _) => x.clone(),
+        })
     }
 
     fn rest_ty(rest: &Rest) -> Option<Ty> {
@@ -334,6 +393,10 @@ impl<'a> Lattice<'a> {
         TyKind::Object { fields, rest }
     }
 
+    /// Rows join entry-wise (§7.5): each argument of a request present on both sides joins by
+    /// the variance of its generic (covariant: join, contravariant: meet). Two different
+    /// instantiations of an invariant argument cannot be joined: the request is recorded in
+    /// `join_conflicts` (K3005 for the caller to report) and the left side's entry is kept.
     pub fn join_row(&mut self, a: &Row, b: &Row) -> Row {
         if a.all || b.all {
             return Row::all();
@@ -388,27 +451,20 @@ impl<'a> Lattice<'a> {
         for (req, args) in &a.entries {
             if let Some(other) = b.entries.get(req) {
                 let variances = self.env.variances(*req);
-                let met = args
+                // Two different instantiations of an invariant argument have no common entry:
+                // only a row without the request is below both.
+                let met: Option<Vec<GenArg>> = args
                     .iter()
                     .zip(other)
                     .enumerate()
                     .map(|(i, (x, y))| {
-                        match (
-                            x,
-                            y,
-                            variances.get(i).copied().unwrap_or(Variance::Invariant),
-                        ) {
-                            (GenArg::Type(x), GenArg::Type(y), Variance::Covariant) => {
-                                GenArg::Type(self.meet(x, y))
-                            }
-                            (GenArg::Type(x), GenArg::Type(y), Variance::Contravariant) => {
-                                GenArg::Type(self.join(x, y))
-                            }
-                            (x, _, _) => x.clone(),
-                        }
+                        let v = variances.get(i).copied().unwrap_or(Variance::Invariant);
+                        self.meet_arg(v, x, y)
                     })
                     .collect();
-                row.entries.insert(*req, met);
+                if let Some(met) = met {
+                    row.entries.insert(*req, met);
+                }
             }
         }
         row.tails = a
@@ -959,6 +1015,83 @@ mod tests {
         fn generic_bound(&self, _: GenericId) -> Ty {
             Ty::unknown()
         }
+    }
+
+    /// Requests `0`, `1` and `2`, whose one generic is covariant, contravariant and invariant.
+    struct Requests;
+
+    impl TyEnv for Requests {
+        fn qualified_name(&self, id: DeclId) -> String {
+            format!("m.r{}", id.index)
+        }
+        fn data_fields(&self, _: DeclId, _: &[GenArg]) -> Vec<Field> {
+            Vec::new()
+        }
+        fn variances(&self, id: DeclId) -> Vec<Variance> {
+            vec![
+                [
+                    Variance::Covariant,
+                    Variance::Contravariant,
+                    Variance::Invariant,
+                ][id.index as usize],
+            ]
+        }
+        fn generic_name(&self, g: GenericId) -> String {
+            format!("G{}", g.0)
+        }
+        fn generic_bound(&self, _: GenericId) -> Ty {
+            Ty::unknown()
+        }
+    }
+
+    fn request(index: u32, arg: Ty) -> Row {
+        let id = DeclId {
+            module: crate::load::ModuleId(0),
+            index,
+        };
+        Row::single(id, vec![GenArg::Type(arg)])
+    }
+
+    #[test]
+    fn rows_join_and_meet_entry_wise_by_variance() {
+        let mut lat = Lattice::new(&Requests);
+        let both = lat.join(&Ty::integer(), &Ty::string());
+        // Covariant: join.
+        let joined = lat.join_row(&request(0, Ty::integer()), &request(0, Ty::string()));
+        assert_eq!(joined, request(0, both.clone()));
+        let met = lat.meet_row(&request(0, both.clone()), &request(0, Ty::string()));
+        assert_eq!(met, request(0, Ty::string()));
+        // Contravariant: meet.
+        let joined = lat.join_row(&request(1, Ty::integer()), &request(1, Ty::string()));
+        assert_eq!(joined, request(1, Ty::never()));
+        let met = lat.meet_row(&request(1, Ty::integer()), &request(1, Ty::string()));
+        assert_eq!(met, request(1, both));
+        assert!(lat.join_conflicts.is_empty());
+        // Invariant: one instantiation joins with itself, two are a conflict (the left one is
+        // kept) and have no common entry in a meet.
+        let same = lat.join_row(&request(2, Ty::integer()), &request(2, Ty::integer()));
+        assert_eq!(same, request(2, Ty::integer()));
+        assert!(lat.join_conflicts.is_empty());
+        let joined = lat.join_row(&request(2, Ty::integer()), &request(2, Ty::string()));
+        assert_eq!(joined, request(2, Ty::integer()));
+        assert_eq!(lat.join_conflicts.len(), 1);
+        let met = lat.meet_row(&request(2, Ty::integer()), &request(2, Ty::string()));
+        assert_eq!(met, Row::pure());
+    }
+
+    #[test]
+    fn invariant_effect_arguments_of_requests_do_not_join() {
+        let mut lat = Lattice::new(&Requests);
+        let effect = |row: Row| {
+            let id = DeclId {
+                module: crate::load::ModuleId(0),
+                index: 2,
+            };
+            Row::single(id, vec![GenArg::Effect(row)])
+        };
+        let joined = lat.join_row(&effect(Row::io()), &effect(Row::pure()));
+        assert_eq!(joined, effect(Row::io()));
+        assert_eq!(lat.join_conflicts.len(), 1);
     }
 
     #[test]

@@ -48,6 +48,17 @@ impl Attr {
         }
     }
 
+    pub fn meet(self, other: Attr) -> Attr {
+        match (self, other) {
+            (Attr::Public, _) | (_, Attr::Public) => Attr::Public,
+            (Attr::Private, x) | (x, Attr::Private) => x,
+            (a, b) if a == b => a,
+            // Two different attribute variables: the meet is not expressible; public is below
+            // both.
+            _ => Attr::Public,
+        }
+    }
+
     pub fn is_private(self) -> bool {
         self == Attr::Private
     }
