@@ -309,8 +309,16 @@ impl Checker<'_> {
             };
             self.out.signatures.insert(r, sig);
         }
-        let broken = self.program.module(r.module).is_some_and(|m| m.is_broken());
+        // A declaration with a syntax error is not held to its annotations, and what its
+        // recovered body gives is no result to infer from: callers see the error type.
+        let broken = self.is_broken(r);
+        let inferred_ret = written.ret.is_none();
         let (ret, row) = self.agent_body(&mut ctx, &decl.body, written, broken);
+        let ret = if broken && inferred_ret {
+            Ty::error()
+        } else {
+            ret
+        };
         let sig = AgentSig {
             generics,
             params,

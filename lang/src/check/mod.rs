@@ -15,6 +15,8 @@ mod infer;
 mod lower;
 mod pattern;
 mod query;
+#[cfg(test)]
+mod tests;
 mod walk;
 
 use std::collections::{HashMap, HashSet};
@@ -122,6 +124,7 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
     };
     checker.collect_declarations();
     checker.check_bodies();
+    checker.drop_diagnostics_of_broken_declarations();
     checker.out
 }
 
@@ -198,6 +201,45 @@ impl<'p> Checker<'p> {
         lat.sub(a, b)
     }
 
+    /// Whether a declaration did not parse cleanly: its module is unreadable, or a syntax error
+    /// lies inside it (a lexical error leaves the declaration in the tree with text skipped).
+    /// Its recovered parts are not checked against each other (`language.md` §4.4: the syntax
+    /// error is its one diagnostic).
+    pub(crate) fn is_broken(&self, r: DeclRef) -> bool {
+        let Some(module) = self.program.module(r.module) else {
+            return false;
+        };
+        module.unreadable
+            || self
+                .program
+                .decl(r)
+                .is_some_and(|d| overlaps_any(&module.syntax_errors, d.span()))
+    }
+
+    /// Removes the checker's diagnostics located in declarations with syntax errors: a
+    /// declaration that did not parse reports its K1001 and nothing of its own, while the other
+    /// declarations of the module are diagnosed as usual.
+    fn drop_diagnostics_of_broken_declarations(&mut self) {
+        let mut broken: HashMap<FileId, Vec<Span>> = HashMap::new();
+        for (r, decl) in self.program.decls() {
+            if self.is_broken(r) {
+                broken
+                    .entry(self.file_of(r.module))
+                    .or_default()
+                    .push(decl.span());
+            }
+        }
+        if broken.is_empty() {
+            return;
+        }
+        self.out.diagnostics.retain(|d| match &d.primary {
+            Some(label) => !broken
+                .get(&label.file)
+                .is_some_and(|spans| overlaps_any(spans, label.span)),
+            None => true,
+        });
+    }
+
     /// Checks every body that was not checked on demand already.
     fn check_bodies(&mut self) {
         for (mi, module) in self.program.modules.iter().enumerate() {
@@ -246,6 +288,13 @@ impl TyEnv for Checker<'_> {
     fn generic_bound(&self, id: GenericId) -> Ty {
         self.env().generic_bound(id)
     }
+}
+
+/// Whether `span` overlaps any of `spans` (ends included, as the resolver counts them).
+fn overlaps_any(spans: &[Span], span: Span) -> bool {
+    spans
+        .iter()
+        .any(|s| s.start <= span.end && span.start <= s.end)
 }
 
 /// The qualified name of a declaration, as `module.name`.

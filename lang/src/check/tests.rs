@@ -1,0 +1,116 @@
+//! Checker tests over small programs with the real prelude: effect rows joined by the variance
+//! of each request generic, and checking that goes on past syntax errors.
+
+use std::path::Path;
+
+use super::*;
+use crate::load::{MemoryFs, PreludeSource, load_program};
+
+fn prelude() -> Vec<PreludeSource<'static>> {
+    katari_prelude::FILES
+        .iter()
+        .map(|f| PreludeSource {
+            module: f.module,
+            path: f.path,
+            text: f.text,
+        })
+        .collect()
+}
+
+/// The codes of every error the front end reports for one module, loader's and parser's first.
+fn error_codes(src: &str) -> Vec<Code> {
+    let mut fs = MemoryFs::new();
+    fs.insert("/w/main.kt", src);
+    let program = load_program(Path::new("/w/main.kt"), &fs, &prelude());
+    let checked = check_program(&program, &AllNatives);
+    program
+        .diagnostics
+        .iter()
+        .chain(&checked.diagnostics)
+        .filter(|d| d.is_error())
+        .map(|d| d.code)
+        .collect()
+}
+
+#[test]
+fn two_instantiations_of_an_invariant_request_cannot_share_a_row() {
+    let handled = r#"
+request get[T](d: T) -> T
+agent main() -> string {
+  use handler { request get(d: integer) { next d + 1 } }
+  let n = get(d = 1)
+  let s = get(d = "s")
+  string.to_upper(value = s)
+}
+"#;
+    assert_eq!(error_codes(handled), vec![Code::K3005]);
+    let declared = r#"
+request pick[T](options: array[T]) -> T
+agent both() -> string with pick[integer] {
+  let a: integer = pick(options = [1, 2])
+  let b: string = pick(options = ["a"])
+  string.to_upper(value = b)
+}
+"#;
+    assert_eq!(error_codes(declared), vec![Code::K3005]);
+    let written =
+        "request get[T](d: T) -> T\nagent w() -> null with get[integer] | get[string] { null }\n";
+    assert_eq!(error_codes(written), vec![Code::K3005]);
+}
+
+#[test]
+fn covariant_and_contravariant_request_generics_join_and_meet() {
+    let src = r#"
+request log[T](v: T) -> null
+request ask[T]() -> T
+request get[T](d: T) -> T
+agent logs() -> null with log[integer | string] {
+  log(v = 1)
+  log(v = "s")
+}
+agent asks() -> null with ask[never] {
+  let a: integer = ask[integer]()
+  let b: string = ask[string]()
+  null
+}
+agent gets() -> integer with get[integer] { get(d = 1) + get(d = 2) }
+"#;
+    assert_eq!(error_codes(src), Vec::<Code>::new());
+    // A clause for one member of the joined payload is narrower than it (§7.5).
+    let narrow = r#"
+request log[T](v: T) -> null
+agent main() -> null {
+  use handler { request log(v: integer) { next null } }
+  log(v = 1)
+  log(v = "s")
+}
+"#;
+    assert_eq!(error_codes(narrow), vec![Code::K3001]);
+}
+
+#[test]
+fn declarations_after_a_syntax_error_are_still_checked() {
+    let src = "agent broken() -> integer {\n  let a = 1 let b = 2\n}\n\
+               agent other() -> integer { \"s\" }\n";
+    assert_eq!(error_codes(src), vec![Code::K1001, Code::K3001]);
+    let before =
+        "agent other() -> integer { \"s\" }\nagent broken() -> integer {\n  let a = 1 +\n}\n";
+    assert_eq!(error_codes(before), vec![Code::K1001, Code::K3001]);
+}
+
+#[test]
+fn a_declaration_with_a_syntax_error_reports_nothing_else() {
+    // The lexer skips the bad escape and the declaration stays in the tree; its own type errors
+    // and those of callers relying on its inferred result are not reported.
+    let src = r#"
+agent lexed() -> integer {
+  let s: integer = "a\qb"
+  s
+}
+agent inferred() {
+  "a\qb"
+}
+agent caller() -> integer { inferred() }
+"#;
+    assert_eq!(error_codes(src), vec![Code::K1001, Code::K1001]);
+}
