@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use katari_lang::types::conform;
-use katari_runtime::ir::RequestInfo;
+use katari_runtime::ir::{Answer, RequestInfo};
 use katari_runtime::machine::{Escalation, Host, Machine};
 use katari_runtime::value::{Privacy, Value, to_wire};
 
@@ -18,19 +18,11 @@ use crate::paths::Paths;
 /// Answers of the `--answers` file not used yet, by qualified request name, in order.
 pub type Answers = HashMap<String, VecDeque<serde_json::Value>>;
 
-/// What the host needs to know about a request's declared return type to take an answer.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AnswerShape {
-    /// The type is `string` (possibly `of private`): a bare line is taken verbatim.
-    pub string: bool,
-}
-
 pub struct CliHost {
     paths: Paths,
     project_env: Vec<(String, String)>,
     answers: Mutex<Answers>,
     /// Return-type facts by qualified request name.
-    shapes: HashMap<String, AnswerShape>,
     /// Whether questions may be asked on the terminal.
     interactive: bool,
     /// Whether stderr is a terminal: text there that may come from an MCP server is then
@@ -64,16 +56,10 @@ impl CliHost {
         self
     }
 
-    pub fn new(
-        paths: Paths,
-        project_env: Vec<(String, String)>,
-        answers: Answers,
-        shapes: HashMap<String, AnswerShape>,
-    ) -> CliHost {
+    pub fn new(paths: Paths, project_env: Vec<(String, String)>, answers: Answers) -> CliHost {
         CliHost {
             project_env,
             answers: Mutex::new(answers),
-            shapes,
             interactive: std::io::stdin().is_terminal(),
             stderr_terminal: std::io::stderr().is_terminal(),
             asking: Mutex::new(()),
@@ -134,53 +120,44 @@ impl CliHost {
 
     /// Decodes and validates an answer against the request's return type, and marks what that
     /// type says is private (§8.6 rule 2).
-    fn check_answer(
-        &self,
-        request: &RequestInfo,
-        json: &serde_json::Value,
-    ) -> Result<Value, String> {
+    fn check_answer(&self, answer: &Answer, json: &serde_json::Value) -> Result<Value, String> {
         let machine = self
             .machine()
             .ok_or_else(|| "the runtime is gone".to_string())?;
         let value = katari_runtime::wire::decode(&machine, json)?;
-        let failures = conform::conform(&value, &request.answer_schema);
+        let failures = conform::conform(&value, &answer.schema);
         if !failures.is_empty() {
             return Err(conform::failures_message(&failures));
         }
-        Ok(request.answer_mask.apply(value))
-    }
-
-    fn shape(&self, request: &RequestInfo) -> AnswerShape {
-        self.shapes.get(&*request.name).copied().unwrap_or_default()
+        Ok(answer.mask.apply(value))
     }
 
     /// Asks the person at the terminal until the answer conforms (§10.3).
-    fn ask(&self, request: &RequestInfo, args: &Value) -> Escalation {
+    fn ask(&self, request: &RequestInfo, answer: &Answer, args: &Value) -> Escalation {
         let _turn = self.asking.lock().unwrap_or_else(|e| e.into_inner());
         let shown = to_wire(args, Privacy::Redact).unwrap_or_else(|_| "{}".into());
         let mut header = format!("? {}({shown})\n", request.name);
         if !request.doc.is_empty() {
             header.push_str(&format!("  {}\n", request.doc));
         }
-        header.push_str(&format!("  expects: {}\n", request.answer_type));
+        header.push_str(&format!("  expects: {}\n", answer.ty));
         // The arguments may carry an MCP server's text, and wire JSON leaves C1 controls raw.
         self.say(&for_terminal(&header, self.stderr_terminal));
-        let string = self.shape(request).string;
         loop {
             let Some(line) = self.read_line("> ") else {
                 return Escalation::NoAnswer;
             };
-            let json = match typed_line(line, string) {
+            let json = match typed_line(line, answer.string) {
                 Ok(json) => json,
                 Err(e) => {
                     self.say(&format!(
                         "  not JSON ({e}); answer with a value of type {}\n",
-                        request.answer_type
+                        answer.ty
                     ));
                     continue;
                 }
             };
-            match self.check_answer(request, &json) {
+            match self.check_answer(answer, &json) {
                 Ok(v) => return Escalation::Answer(v),
                 Err(why) => self.say(&format!("  that answer does not fit: {why}\n")),
             }
@@ -281,20 +258,20 @@ impl Host for CliHost {
         Some(self.credentials.clone())
     }
 
-    fn escalate(&self, request: &RequestInfo, args: &Value) -> Escalation {
+    fn escalate(&self, request: &RequestInfo, answer: &Answer, args: &Value) -> Escalation {
         let next = self
             .answers
             .lock()
             .ok()
             .and_then(|mut a| a.get_mut(&*request.name).and_then(VecDeque::pop_front));
         if let Some(json) = next {
-            return match self.check_answer(request, &json) {
+            return match self.check_answer(answer, &json) {
                 Ok(v) => Escalation::Answer(v),
                 Err(why) => Escalation::BadAnswer(why),
             };
         }
         if self.interactive {
-            self.ask(request, args)
+            self.ask(request, answer, args)
         } else {
             Escalation::NoAnswer
         }

@@ -4,7 +4,6 @@
 //! stdio or Streamable HTTP with the JSON-RPC core of `mcp.serve`
 //! (`katari_runtime::mcp::serve::Server`). Decisions are recorded in `docs/mcp-serve.md`.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -16,7 +15,7 @@ use katari_lang::load::Program;
 use katari_lang::render;
 use katari_lang::resolve::DeclRef;
 use katari_lang::types::{GenArg, TyKind};
-use katari_runtime::ir::RequestInfo;
+use katari_runtime::ir::{Answer, RequestInfo};
 use katari_runtime::listener::{Guard, mint_token};
 use katari_runtime::machine::{Escalation, Host};
 use katari_runtime::mcp::serve::Server;
@@ -92,12 +91,7 @@ fn serve(opts: &ServeOptions) -> Result<(), Failure> {
     let stdio = listen.is_none();
     let paths = Paths::from_env();
     let data_dir = paths.data.clone();
-    let cli = Arc::new(CliHost::new(
-        paths,
-        program.env.clone(),
-        Answers::new(),
-        HashMap::new(),
-    ));
+    let cli = Arc::new(CliHost::new(paths, program.env.clone(), Answers::new()));
     let host = Arc::new(ServeHost {
         cli,
         stdio,
@@ -472,7 +466,7 @@ impl Host for ServeHost {
         self.cli.blob_dir()
     }
 
-    fn escalate(&self, _request: &RequestInfo, _args: &Value) -> Escalation {
+    fn escalate(&self, _request: &RequestInfo, _answer: &Answer, _args: &Value) -> Escalation {
         Escalation::NoAnswer
     }
 

@@ -2,7 +2,6 @@
 //! builds the entry's argument, runs it on a thread with a large stack, and prints the result
 //! or the failure with the exit codes of §10.2.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -10,7 +9,6 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use katari_lang::ast;
-use katari_lang::check::Checked;
 use katari_lang::diag::{Code, Diagnostic};
 use katari_lang::load::Program;
 use katari_lang::query::CheckedEnv;
@@ -24,7 +22,7 @@ use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
 
-use crate::host::{AnswerShape, Answers, CliHost, for_terminal, typed_line};
+use crate::host::{Answers, CliHost, for_terminal, typed_line};
 use crate::paths::Paths;
 
 /// The stack of the thread that evaluates a run: deep recursion ends in the `call depth limit
@@ -135,7 +133,6 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
         Paths::from_env(),
         program.env.clone(),
         answers,
-        answer_shapes(&program, &checked),
     ));
     let _ = host_slot.set(host.clone());
     let machine = Arc::new(katari_runtime::lower::lower_shared(
@@ -351,31 +348,6 @@ fn entry_agent(program: &Program, name: &str) -> Result<DeclRef, Diagnostic> {
             })
         }
     }
-}
-
-/// Return-type facts of every request the program declares, by qualified name.
-pub(crate) fn answer_shapes(program: &Program, checked: &Checked) -> HashMap<String, AnswerShape> {
-    let mut shapes = HashMap::new();
-    for (mi, module) in program.modules.iter().enumerate() {
-        for (di, decl) in module.ast.decls.iter().enumerate() {
-            if !matches!(decl, ast::Decl::Request(_)) {
-                continue;
-            }
-            let r = DeclRef {
-                module: katari_lang::load::ModuleId(mi as u32),
-                index: di as u32,
-            };
-            if let (Some(name), Some(sig)) = (checked.names.get(&r), checked.signatures.get(&r)) {
-                shapes.insert(
-                    name.clone(),
-                    AnswerShape {
-                        string: sig.ret.kind == TyKind::String,
-                    },
-                );
-            }
-        }
-    }
-    shapes
 }
 
 /// The text printed for a successful run (§10.2).

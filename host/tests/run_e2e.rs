@@ -114,6 +114,37 @@ fn an_unhandled_request_is_asked_on_the_terminal() {
     assert_eq!(stdout, "tea + cake\n");
 }
 
+const PICK: &str = r#"request pick[T](options: array[T]) -> T
+request choose[T](options: array[T]) -> T
+
+agent main() -> string with pick[integer] | choose[string] {
+  let n = pick(options = [1, 2])
+  let s = choose[string](options = ["a"])
+  f"${string.to_string(value = n + 1)} ${s}"
+}
+"#;
+
+#[test]
+fn a_generic_request_is_asked_and_checked_at_its_instantiation() {
+    let dir = scratch(&[("pick.kt", PICK)]);
+    let mut run = Run::start(&dir, &["run", "pick.kt"]);
+    run.expect(r#"? pick.pick({"options":[1,2]})"#);
+    run.expect("expects: integer");
+    run.expect("> ");
+    run.answer(r#""seven""#);
+    run.expect("that answer does not fit: $: expected a value of type integer");
+    run.expect("> ");
+    run.answer("7");
+    run.expect(r#"? pick.choose({"options":["a"]})"#);
+    run.expect("expects: string");
+    run.expect("> ");
+    // A string answer may be a bare line.
+    run.answer("tea");
+    let (status, _, stdout) = run.finish();
+    assert_eq!(status, 0);
+    assert_eq!(stdout, "8 tea\n");
+}
+
 #[test]
 fn a_string_answer_may_be_a_json_literal_or_any_other_line() {
     let dir = scratch(&[("operator.kt", OPERATOR)]);

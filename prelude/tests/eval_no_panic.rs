@@ -9,7 +9,7 @@ use katari_lang::check::{self, Natives};
 use katari_lang::lexer::lex;
 use katari_lang::load::{MemoryFs, PreludeSource, load_program};
 use katari_lang::source::FileId;
-use katari_runtime::ir::RequestInfo;
+use katari_runtime::ir::{Answer, RequestInfo};
 use katari_runtime::machine::{Ctx, Escalation, Host};
 use katari_runtime::value::Value;
 use proptest::prelude::*;
@@ -29,7 +29,7 @@ impl Host for QuietHost {
     fn blob_dir(&self) -> PathBuf {
         std::env::temp_dir().join("katari-eval-no-panic-blobs")
     }
-    fn escalate(&self, _: &RequestInfo, _: &Value) -> Escalation {
+    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
         Escalation::NoAnswer
     }
 }

@@ -11,7 +11,7 @@ use katari_lang::ast::{BinOp, FilterTag, UnOp};
 
 use crate::callable::{Callable, next_closure_id};
 use crate::control::{Control, Ctl, panic};
-use crate::ir::{Clause, Expr, FunId, Handle, Pat, Slot, Stmt};
+use crate::ir::{Answer, Clause, Expr, FunId, Handle, Pat, Slot, Stmt};
 use crate::machine::{Ctx, Escalation, HFrame, Machine};
 use crate::native::NativeCall;
 use crate::value::{DataValue, Record, Truth, V, Value, equal, record_with_capacity};
@@ -124,13 +124,16 @@ impl Ctx {
                 }
                 self.call_in(m, &callee.clone(), merged)
             }
-            Callable::Request { decl, .. } => {
+            Callable::Request { decl, generics, .. } => {
                 let Some(&r) = m.request_index.get(decl) else {
                     return Err(panic("internal: unknown request"));
                 };
                 let info = &m.requests[r as usize];
                 let ordered = ordered(&args, info.params.iter().zip(&info.defaults));
-                self.perform(m, r, ordered)
+                let answer = generics
+                    .as_ref()
+                    .and_then(|g| m.metadata.request_answer(*decl, &g.args));
+                self.perform(m, r, ordered, answer.as_deref())
             }
             Callable::Constructor { ctor, .. } => {
                 let fields = ctor
@@ -362,7 +365,15 @@ impl Ctx {
 
     /// Performs a request: the innermost handler frame with a clause for it answers; unhandled
     /// requests escalate to the host (§9.18, §10.3).
-    pub(crate) fn perform(&mut self, m: &Machine, request: u32, args: Vec<Value>) -> R {
+    /// `answer`: what an escalated answer must be, when not the request's declared return type
+    /// (a generic request's instantiation).
+    pub(crate) fn perform(
+        &mut self,
+        m: &Machine,
+        request: u32,
+        args: Vec<Value>,
+        answer: Option<&Answer>,
+    ) -> R {
         // The search borrows the stack; only the frame that answers is shared (one reference
         // count increment rather than one per frame passed).
         let mut cur = self.handlers.as_ref();
@@ -389,13 +400,14 @@ impl Ctx {
             record.insert(p.clone(), v);
         }
         let args = Value::record(record);
-        if info.never {
+        let answer = answer.unwrap_or(&info.answer);
+        if answer.never {
             return Err(ctl(Control::Unhandled {
                 request: info.name.clone(),
                 args,
             }));
         }
-        match m.host.escalate(info, &args) {
+        match m.host.escalate(info, answer, &args) {
             Escalation::Answer(v) => Ok(v),
             // The person pressed Ctrl-C instead of answering: the request fails as interrupted.
             Escalation::NoAnswer if self.interrupted() => Err(ctl(Control::Interrupted)),
@@ -634,7 +646,11 @@ impl Ctx {
                 schemas,
                 ..
             } => self.call_native(m, frame, *native, args, schemas),
-            Expr::Perform { request, args } => self.eval_perform(m, frame, *request, args),
+            Expr::Perform {
+                request,
+                args,
+                answer,
+            } => self.eval_perform(m, frame, *request, args, answer.as_deref()),
             Expr::Construct { ctor, args } => self.construct(m, frame, ctor, args),
             Expr::CallValue { callee, args } => self.call_value(m, frame, callee, args),
             Expr::Partial {
@@ -835,12 +851,19 @@ impl Ctx {
     }
 
     #[inline(never)]
-    fn eval_perform(&mut self, m: &Machine, frame: &mut [Value], request: u32, args: &[Expr]) -> R {
+    fn eval_perform(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        request: u32,
+        args: &[Expr],
+        answer: Option<&Answer>,
+    ) -> R {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             values.push(self.eval(m, frame, a)?);
         }
-        self.perform(m, request, values)
+        self.perform(m, request, values, answer)
     }
 
     #[inline(never)]

@@ -81,10 +81,12 @@ pub enum Expr {
         schemas: Arc<Vec<serde_json::Value>>,
         name: Arc<str>,
     },
-    /// Performing a request known statically, arguments in parameter order.
+    /// Performing a request known statically, arguments in parameter order; `answer` is the
+    /// instantiated return type of a generic request.
     Perform {
         request: u32,
         args: Vec<Expr>,
+        answer: Option<Arc<Answer>>,
     },
     /// Building a data value.
     Construct {
@@ -200,6 +202,22 @@ pub enum Pat {
     Ctor(Arc<str>, Vec<(usize, Pat)>),
 }
 
+/// What an answer to a request must be (§10.3): its return type, instantiated where a generic
+/// request is performed.
+#[derive(Debug)]
+pub struct Answer {
+    /// The return type is `never` (cannot be answered).
+    pub never: bool,
+    /// The JSON Schema answers are validated against.
+    pub schema: serde_json::Value,
+    /// The type in the surface syntax, for escalation prompts.
+    pub ty: String,
+    /// The type is `string` (possibly `of private`): a bare line at the terminal is taken as it is.
+    pub string: bool,
+    /// The positions the type marks `of private`, marked on the answer (§8.6 rule 2).
+    pub mask: Mask,
+}
+
 /// A request known to the runtime.
 #[derive(Debug)]
 pub struct RequestInfo {
@@ -208,12 +226,7 @@ pub struct RequestInfo {
     pub params: Vec<Arc<str>>,
     pub defaults: Vec<Option<Value>>,
     pub doc: Arc<str>,
-    /// The declared return type is `never` (cannot be answered).
-    pub never: bool,
-    /// The JSON Schema of the (generic-free) return type, for validating answers.
-    pub answer_schema: serde_json::Value,
-    /// The positions of the return type marked `of private`, marked on answers.
-    pub answer_mask: Mask,
-    /// The return type rendered in the surface syntax, for escalation prompts.
-    pub answer_type: String,
+    /// What an answer must be when the request is performed without instantiation (a generic
+    /// request's perform sites carry their own, [`Expr::Perform`]).
+    pub answer: Arc<Answer>,
 }

@@ -127,6 +127,14 @@ impl MetadataTable {
         Some(cell.get_or_init(|| metadata_of(program, checked, *r, name)))
     }
 
+    /// What an answer to the generic request `decl` instantiated with `args` must be; `None`
+    /// when the machine does not keep the checked program.
+    pub fn request_answer(&self, decl: DeclRef, args: &[GenArg]) -> Option<Arc<Answer>> {
+        let (program, checked) = self.source.as_ref()?;
+        let (_, ret) = request_sig(checked, decl, args);
+        Some(Arc::new(answer_of(program, checked, &ret)))
+    }
+
     /// The metadata of the top-level callable with this qualified name, specialised to a
     /// generic instantiation; `None` when the machine does not keep the checked program.
     pub fn instantiated(&self, name: &str, args: &[GenArg]) -> Option<Metadata> {
@@ -340,6 +348,18 @@ fn lower_with(
     }
 }
 
+/// What an answer of type `ty` must be.
+pub(crate) fn answer_of(program: &Program, checked: &Checked, ty: &Ty) -> Answer {
+    let env = CheckedEnv::new(program, checked, None);
+    Answer {
+        never: ty.is_never(),
+        schema: types::schema::schema_of(&env, ty),
+        ty: types::render_ty(&env, ty),
+        string: ty.kind == types::TyKind::String,
+        mask: Mask::of(ty),
+    }
+}
+
 /// The parameter object and result of a request instantiated with `args`.
 fn request_sig(checked: &Checked, req: DeclRef, args: &[GenArg]) -> (Ty, Ty) {
     match checked.signatures.get(&req) {
@@ -414,16 +434,11 @@ impl<'a> Lowering<'a> {
                     ast::Decl::Request(d) => {
                         let index = self.requests.len() as u32;
                         let sig = self.checked.signatures.get(&r);
-                        let env = CheckedEnv::new(self.program, self.checked, None);
-                        let (answer_schema, answer_type, never, answer_mask) = match sig {
-                            Some(s) => (
-                                types::schema::schema_of(&env, &s.ret),
-                                types::render_ty(&env, &s.ret),
-                                s.ret.is_never(),
-                                Mask::of(&s.ret),
-                            ),
-                            None => (serde_json::json!({}), "unknown".into(), false, Mask::Public),
-                        };
+                        let answer = Arc::new(answer_of(
+                            self.program,
+                            self.checked,
+                            &sig.map_or_else(Ty::unknown, |s| s.ret.clone()),
+                        ));
                         self.requests.push(RequestInfo {
                             decl: r,
                             name: name.clone(),
@@ -443,10 +458,7 @@ impl<'a> Lowering<'a> {
                                 .map(|d| d.text.as_str())
                                 .unwrap_or_default()
                                 .into(),
-                            never,
-                            answer_schema,
-                            answer_type,
-                            answer_mask,
+                            answer,
                         });
                         self.request_of.insert(r, index);
                         Callable::Request {
@@ -1145,7 +1157,20 @@ impl<'a> Lowering<'a> {
                 Some(ast::Decl::Request(d)) => {
                     if let Some(&request) = self.request_of.get(&r) {
                         let args = order_sig(&d.params, labelled);
-                        return Expr::Perform { request, args };
+                        // A generic request's answer is checked against its instantiation.
+                        let answer = match self.checked.queries.instantiation(self.file, inst_span)
+                        {
+                            Some(generics) if !d.generics.is_empty() => {
+                                let (_, ret) = request_sig(self.checked, r, generics);
+                                Some(Arc::new(answer_of(self.program, self.checked, &ret)))
+                            }
+                            _ => None,
+                        };
+                        return Expr::Perform {
+                            request,
+                            args,
+                            answer,
+                        };
                     }
                 }
                 Some(ast::Decl::Data(d)) => {

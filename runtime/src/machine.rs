@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::control::{Control, Ctl};
-use crate::ir::{Fun, Handle, RequestInfo};
+use crate::ir::{Answer, Fun, Handle, RequestInfo};
 use crate::native::NativeFn;
 use crate::value::{Ctor, DataValue, V, Value};
 
@@ -25,7 +25,7 @@ pub trait Host: Send + Sync {
     /// The folder of content-addressed blobs (`file` values).
     fn blob_dir(&self) -> PathBuf;
     /// Answers an unhandled request (§10.3): from the answers file or the person at the terminal.
-    fn escalate(&self, request: &RequestInfo, args: &Value) -> Escalation;
+    fn escalate(&self, request: &RequestInfo, answer: &Answer, args: &Value) -> Escalation;
     /// The server configured for this host under `name` (`mcp:NAME` URLs, `host.md` §4.3), or
     /// `Err` with a validation message when the configuration is broken.
     fn mcp_server(&self, name: &str) -> Result<Option<crate::mcp::ServerSpec>, String> {
@@ -268,7 +268,7 @@ impl Ctx {
     /// control goes; unhandled, the run fails.
     pub fn throw(&mut self, payload: Value) -> Ctl {
         match self.m.throw_request {
-            Some(r) => match self.perform(&self.m.clone(), r, vec![payload]) {
+            Some(r) => match self.perform(&self.m.clone(), r, vec![payload], None) {
                 Ok(_) => crate::control::panic("prelude.throw resumed"),
                 Err(c) => c,
             },

@@ -243,12 +243,7 @@ fn render_json(servers: &[&Server], probes: Option<&[Probe]>) -> String {
 /// waiting for the person does not eat into a probe's limit.
 fn probe_all(config: &Config, servers: &[&Server]) -> Vec<Probe> {
     let paths = Paths::from_env();
-    let cli_host = Arc::new(CliHost::new(
-        paths.clone(),
-        Vec::new(),
-        HashMap::new(),
-        HashMap::new(),
-    ));
+    let cli_host = Arc::new(CliHost::new(paths.clone(), Vec::new(), HashMap::new()));
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     for server in servers {
         // The decision is remembered for this process; the probe below meets it again when the

@@ -81,12 +81,7 @@ fn pull(opts: &PullOptions) -> Result<String, Fail> {
         None => Auth::Headers(headers.clone()),
     };
     let descriptor = Arc::new(Descriptor::new(opts.url.clone(), auth));
-    let cli_host = Arc::new(CliHost::new(
-        paths,
-        Vec::new(),
-        HashMap::new(),
-        HashMap::new(),
-    ));
+    let cli_host = Arc::new(CliHost::new(paths, Vec::new(), HashMap::new()));
     let host: Arc<dyn Host> = cli_host.clone();
     let spinner = Spinner::start(format!("Connecting to {}", opts.url));
     let listed = katari_runtime::reactor::runtime()

@@ -515,13 +515,8 @@ impl Session {
         } = built;
         let table = katari_prelude::natives::table();
         let host = Arc::new(
-            CliHost::new(
-                Paths::from_env(),
-                program.env.clone(),
-                Answers::new(),
-                run::answer_shapes(&program, &checked),
-            )
-            .with_reader(self.reader.clone()),
+            CliHost::new(Paths::from_env(), program.env.clone(), Answers::new())
+                .with_reader(self.reader.clone()),
         );
         let mut machine = katari_runtime::lower::lower_shared(
             &program,

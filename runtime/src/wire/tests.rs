@@ -7,7 +7,7 @@ use katari_lang::types::conform::{conform, failures_message};
 use serde_json::json;
 
 use super::*;
-use crate::ir::RequestInfo;
+use crate::ir::{Answer, RequestInfo};
 use crate::machine::{Escalation, Host};
 use crate::value::{Ctor, equal};
 
@@ -25,7 +25,7 @@ impl Host for Quiet {
     fn blob_dir(&self) -> PathBuf {
         PathBuf::from("/nonexistent")
     }
-    fn escalate(&self, _: &RequestInfo, _: &Value) -> Escalation {
+    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
         Escalation::NoAnswer
     }
 }

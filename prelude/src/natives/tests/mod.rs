@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use katari_runtime::control::Control;
-use katari_runtime::ir::RequestInfo;
+use katari_runtime::ir::{Answer, RequestInfo};
 use katari_runtime::machine::{Ctx, Escalation, Host, Machine};
 use katari_runtime::native::NativeCall;
 use katari_runtime::value::{Ctor, Privacy, Record, Value, to_wire};
@@ -51,7 +51,7 @@ impl Host for TestHost {
     fn blob_dir(&self) -> PathBuf {
         self.blobs.clone()
     }
-    fn escalate(&self, _: &RequestInfo, _: &Value) -> Escalation {
+    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
         Escalation::NoAnswer
     }
 }
