@@ -177,7 +177,7 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
             .iter()
             .map(|(k, v)| {
                 let value = match params.iter().find(|p| *p.name == **k) {
-                    Some(p) => Mask::of(&p.ty).apply(v.clone()),
+                    Some(p) => Mask::of(&env, &p.ty).apply(v.clone()),
                     None => v.clone(),
                 };
                 (k.clone(), value)

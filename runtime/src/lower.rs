@@ -356,7 +356,7 @@ pub(crate) fn answer_of(program: &Program, checked: &Checked, ty: &Ty) -> Answer
         schema: types::schema::schema_of(&env, ty),
         ty: types::render_ty(&env, ty),
         string: ty.kind == types::TyKind::String,
-        mask: Mask::of(ty),
+        mask: Mask::of(&env, ty),
     }
 }
 
@@ -639,13 +639,14 @@ impl<'a> Lowering<'a> {
     /// The parameters of a function; `sig` (the checker's signature) says which are declared
     /// `of private`.
     fn params(&mut self, params: &[ast::Param], sig: Option<&'a AgentSig>) -> Vec<Param> {
+        let env = CheckedEnv::new(self.program, self.checked, None);
         params
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 let mask = sig
                     .and_then(|s| s.params.get(i))
-                    .map_or(Mask::Public, |s| Mask::of(&s.ty));
+                    .map_or(Mask::Public, |s| Mask::of(&env, &s.ty));
                 let private = mask == Mask::Private;
                 match &p.kind {
                     ast::ParamKind::Plain { default, .. } => {

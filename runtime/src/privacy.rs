@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use katari_lang::types::{Rest, Ty, TyKind};
+use katari_lang::types::{DeclId, GenArg, Rest, Ty, TyEnv, TyKind};
 
 use crate::callable::Callable;
 use crate::machine::Machine;
@@ -28,62 +28,27 @@ pub enum Mask {
         fields: Vec<(Arc<str>, Mask)>,
         rest: Option<Box<Mask>>,
     },
+    /// A data value of the constructor with this qualified name: its fields by name.
+    Data {
+        ctor: Arc<str>,
+        fields: Vec<(Arc<str>, Mask)>,
+    },
     /// A union: the marks of every member that has any (a value fits at least one member; a
     /// position private in any of them is marked).
     Any(Vec<Mask>),
 }
 
 impl Mask {
-    /// The mask of a declared type. Data types, agents and generics mark only their top.
-    pub fn of(ty: &Ty) -> Mask {
-        if ty.attr.is_private() {
-            return Mask::Private;
+    /// The mask of a declared type; `env` gives the fields of data types. Agents and generics
+    /// mark only their top. A data type met again inside its own fields (a recursive type) is
+    /// marked private as a whole there when any of its fields has a private position: the mask
+    /// stays finite, and redacts more rather than less.
+    pub fn of(env: &dyn TyEnv, ty: &Ty) -> Mask {
+        Builder {
+            env,
+            expanding: Vec::new(),
         }
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || Mask::of_kind(&ty.kind))
-    }
-
-    fn of_kind(kind: &TyKind) -> Mask {
-        let nested = |t: &Ty| match Mask::of(t) {
-            Mask::Public => None,
-            m => Some(Box::new(m)),
-        };
-        let mask = match kind {
-            TyKind::Seq { prefix, rest } => Mask::Seq {
-                prefix: prefix.iter().map(Mask::of).collect(),
-                rest: rest.as_deref().and_then(nested),
-            },
-            TyKind::Object { fields, rest } => Mask::Object {
-                fields: fields
-                    .iter()
-                    .map(|f| (Arc::from(f.name.as_str()), Mask::of(&f.ty)))
-                    .filter(|(_, m)| *m != Mask::Public)
-                    .collect(),
-                rest: match rest {
-                    Rest::Of(t) => nested(t),
-                    Rest::Closed | Rest::Open => None,
-                },
-            },
-            TyKind::Union(members) => {
-                let marked: Vec<Mask> = members
-                    .iter()
-                    .map(Mask::of)
-                    .filter(|m| *m != Mask::Public)
-                    .collect();
-                match marked.len() {
-                    0 => Mask::Public,
-                    1 => marked.into_iter().next().unwrap_or(Mask::Public),
-                    _ => Mask::Any(marked),
-                }
-            }
-            _ => Mask::Public,
-        };
-        match &mask {
-            Mask::Seq { prefix, rest } if rest.is_none() && prefix.iter().all(Mask::is_public) => {
-                Mask::Public
-            }
-            Mask::Object { fields, rest } if fields.is_empty() && rest.is_none() => Mask::Public,
-            _ => mask,
-        }
+        .mask(ty)
     }
 
     pub fn is_public(&self) -> bool {
@@ -125,6 +90,15 @@ impl Mask {
                     }
                 }
             }
+            (Mask::Data { ctor, fields }, V::Data(data)) if *data.ctor.name == **ctor => {
+                let data = Arc::make_mut(data);
+                let names = data.ctor.fields.clone();
+                for (name, item) in names.iter().zip(data.fields.iter_mut()) {
+                    if let Some((_, mask)) = fields.iter().find(|(n, _)| n == name) {
+                        *item = mask.apply(std::mem::replace(item, Value::NULL));
+                    }
+                }
+            }
             (Mask::Any(members), _) => {
                 for member in members {
                     value = member.apply(value);
@@ -133,6 +107,114 @@ impl Mask {
             _ => {}
         }
         value
+    }
+}
+
+/// Builds masks, remembering the data types being expanded.
+struct Builder<'e> {
+    env: &'e dyn TyEnv,
+    expanding: Vec<DeclId>,
+}
+
+impl Builder<'_> {
+    fn mask(&mut self, ty: &Ty) -> Mask {
+        if ty.attr.is_private() {
+            return Mask::Private;
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.kind(&ty.kind))
+    }
+
+    /// A nested position's mask, boxed; `None` when it marks nothing.
+    fn nested(&mut self, ty: &Ty) -> Option<Box<Mask>> {
+        match self.mask(ty) {
+            Mask::Public => None,
+            m => Some(Box::new(m)),
+        }
+    }
+
+    fn kind(&mut self, kind: &TyKind) -> Mask {
+        let mask = match kind {
+            TyKind::Seq { prefix, rest } => Mask::Seq {
+                prefix: prefix.iter().map(|t| self.mask(t)).collect(),
+                rest: rest.as_deref().and_then(|t| self.nested(t)),
+            },
+            TyKind::Object { fields, rest } => Mask::Object {
+                fields: fields
+                    .iter()
+                    .map(|f| (Arc::from(f.name.as_str()), self.mask(&f.ty)))
+                    .filter(|(_, m)| !m.is_public())
+                    .collect(),
+                rest: match rest {
+                    Rest::Of(t) => self.nested(t),
+                    Rest::Closed | Rest::Open => None,
+                },
+            },
+            TyKind::Data { id, args } => self.data(*id, args),
+            TyKind::Union(members) => {
+                let marked: Vec<Mask> = members
+                    .iter()
+                    .map(|m| self.mask(m))
+                    .filter(|m| !m.is_public())
+                    .collect();
+                match marked.len() {
+                    0 => Mask::Public,
+                    1 => marked.into_iter().next().unwrap_or(Mask::Public),
+                    _ => Mask::Any(marked),
+                }
+            }
+            _ => Mask::Public,
+        };
+        match &mask {
+            Mask::Seq { prefix, rest } if rest.is_none() && prefix.iter().all(Mask::is_public) => {
+                Mask::Public
+            }
+            Mask::Object { fields, rest } if fields.is_empty() && rest.is_none() => Mask::Public,
+            Mask::Data { fields, .. } if fields.is_empty() => Mask::Public,
+            _ => mask,
+        }
+    }
+
+    fn data(&mut self, id: DeclId, args: &[GenArg]) -> Mask {
+        if self.expanding.contains(&id) {
+            return if self.reaches_private(id, args, &mut Vec::new()) {
+                Mask::Private
+            } else {
+                Mask::Public
+            };
+        }
+        self.expanding.push(id);
+        let fields = self
+            .env
+            .data_fields(id, args)
+            .iter()
+            .map(|f| (Arc::from(f.name.as_str()), self.mask(&f.ty)))
+            .filter(|(_, m)| !m.is_public())
+            .collect();
+        self.expanding.pop();
+        Mask::Data {
+            ctor: self.env.qualified_name(id).into(),
+            fields,
+        }
+    }
+
+    /// Whether any position of the data type's fields, followed through data types, is
+    /// private.
+    fn reaches_private(&self, id: DeclId, args: &[GenArg], seen: &mut Vec<DeclId>) -> bool {
+        if seen.contains(&id) {
+            return false;
+        }
+        seen.push(id);
+        let fields = self.env.data_fields(id, args);
+        let mut found = false;
+        for f in &fields {
+            f.ty.walk(&mut |t| {
+                found |= t.attr.is_private();
+                if let TyKind::Data { id, args } = &t.kind {
+                    found |= self.reaches_private(*id, args, seen);
+                }
+            });
+        }
+        found
     }
 }
 

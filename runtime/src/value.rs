@@ -82,7 +82,7 @@ pub fn record_with_capacity(n: usize) -> Record {
 }
 
 /// A data value: its constructor and its fields in declaration order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DataValue {
     pub ctor: Arc<Ctor>,
     pub fields: Vec<Value>,
