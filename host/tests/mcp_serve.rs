@@ -701,3 +701,43 @@ fn local_and_anonymous_agents_are_served_with_their_typed_schemas() {
     let r = call(&served.url, "greet", json!({"name": "ada"})).json();
     assert_eq!(r["result"]["content"][0]["text"], "hello ada", "{r}");
 }
+
+const PRIVATE: &str = r#"
+agent hold(url: string) -> null {
+  console.print(text = url)
+  let waited = for (let i in array.range(start = 0, end = 1200)) { time.sleep(milliseconds = 100) }
+  null
+}
+
+@"Echoes its argument."
+agent echo(o: { token: string of private, user: string }, keys: array[string of private]) -> unknown {
+  { o = o, keys = keys }
+}
+
+agent main() -> null {
+  mcp.serve(tools = { echo = echo }, subscriber = hold)
+}
+"#;
+
+#[test]
+fn a_served_call_marks_every_position_its_parameters_declare_private() {
+    let script = scratch_script("private.kt", PRIVATE);
+    let served = Served::start(&script, &[], &[]);
+    let r = call(
+        &served.url,
+        "echo",
+        json!({"o": {"token": "s3cret", "user": "ada"}, "keys": ["k1"]}),
+    )
+    .json();
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {r}"));
+    assert!(!text.contains("s3cret") && !text.contains("k1"), "{text}");
+    let expected =
+        json!({"o": {"token": {"$redacted": true}, "user": "ada"}, "keys": [{"$redacted": true}]});
+    assert_eq!(
+        serde_json::from_str::<Value>(text).expect("the result is JSON"),
+        expected
+    );
+    assert_eq!(r["result"]["structuredContent"], expected, "{r}");
+}
