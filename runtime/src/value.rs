@@ -206,9 +206,15 @@ impl Value {
             }
     }
 
-    /// [`Value::any_private`] of a part, on a grown stack when nesting is deep.
+    /// [`Value::any_private`] of a part: containers on a grown stack when nesting is deep,
+    /// anything else by its flag alone (the stack check would cost more than the answer).
     fn any_private_nested(&self) -> bool {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.any_private())
+        match &self.v {
+            V::Array(_) | V::Record(_) | V::Data(_) => {
+                stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.any_private())
+            }
+            _ => self.private(),
+        }
     }
 
     /// How §11.4 describes the value's kind in messages.
