@@ -1406,6 +1406,10 @@ impl Ctx {
         tail: Tail,
     ) -> R {
         let v = self.operand(m, frame, value)?;
+        if tail == Tail::Loop && updates.is_empty() {
+            // `next value` of a mapping loop: nothing to store.
+            return Ok(v);
+        }
         if tail == Tail::Loop
             && let [(slot, e)] = updates
         {
