@@ -156,6 +156,33 @@ fn a_let_broken_by_a_redefinition_is_dropped_and_the_session_goes_on() {
 }
 
 #[test]
+fn a_line_that_is_not_utf8_is_reported_and_the_inputs_after_it_still_run() {
+    let dir = scratch(&[]);
+    let mut child = katari(&dir, &["repl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("katari starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(b"1\n\"caf\xe9\"\n2\n")
+        .expect("write the input");
+    let out = child.wait_with_output().expect("katari ends");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "1 : integer\n2 : integer\n"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: an input line is not valid UTF-8; it was skipped\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn let_binds_for_later_inputs() {
     let (status, stdout, _) = piped("let x = 20\nx + 22\n");
     assert_eq!(stdout, "x : integer = 20\n42 : integer\n");
@@ -575,6 +602,12 @@ mod terminal {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+        // The folder it made for the history is private too (host.md §3.1).
+        let folder = std::fs::metadata(history.parent().expect("a folder"))
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(folder & 0o777, 0o700);
     }
 
     #[test]

@@ -173,7 +173,8 @@ pub fn run(session: &mut Session) {
         }
     }
     if let Some(dir) = history.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        // Missing folders are created with mode 0700 (`host.md` §3.1).
+        let _ = crate::store::create_private_dir(dir);
     }
     if editor.save_history(&history).is_ok() {
         protect(&history);

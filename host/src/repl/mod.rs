@@ -33,11 +33,22 @@ pub fn run(terminal: bool, color: bool) -> u8 {
 fn plain(session: &mut Session) -> u8 {
     let stdin = io::stdin();
     let mut pending = String::new();
-    let mut line = String::new();
+    let mut bytes = Vec::new();
     loop {
-        line.clear();
-        let read = stdin.lock().read_line(&mut line);
+        bytes.clear();
+        let read = stdin.lock().read_until(b'\n', &mut bytes);
         let end = matches!(read, Ok(0) | Err(_));
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            // Not text: reported and skipped (with the unfinished input it belonged to), and
+            // the inputs after it are still read.
+            let _ = writeln!(
+                io::stderr(),
+                "error: an input line is not valid UTF-8; it was skipped"
+            );
+            session.had_error = true;
+            pending.clear();
+            continue;
+        };
         let text = line.trim_end_matches(['\n', '\r']);
         if !end {
             let blank = text.trim().is_empty();
