@@ -183,6 +183,35 @@ fn a_line_that_is_not_utf8_is_reported_and_the_inputs_after_it_still_run() {
 }
 
 #[test]
+fn the_newest_definition_of_a_name_wins_and_env_lists_it_once() {
+    let input = "let x = 1\n\
+                 let x = \"s\"\n\
+                 agent x() -> integer { 5 }\n\
+                 x()\n\
+                 let z = 1\n\
+                 let z = 2\n\
+                 .env\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(
+        stdout,
+        "x : integer = 1\n\
+         x : string = \"s\"\n\
+         defined agent x : agent () -> integer\n\
+         5 : integer\n\
+         z : integer = 1\n\
+         z : integer = 2\n\
+         NAME  KIND   TYPE\n\
+         x     agent  agent () -> integer\n\
+         z     let    integer\n"
+    );
+    assert_eq!(
+        stderr,
+        "note: the `let` of `x` is dropped: `x` is now the agent\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn let_binds_for_later_inputs() {
     let (status, stdout, _) = piped("let x = 20\nx + 22\n");
     assert_eq!(stdout, "x : integer = 20\n42 : integer\n");

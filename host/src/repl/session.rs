@@ -348,6 +348,21 @@ impl Session {
             return false;
         }
         self.decls = decls;
+        // The newest definition of a name wins: a `let` that bound it would shadow the new
+        // declaration inside every later input, so it goes.
+        for (name, kind, _) in &added {
+            if *kind == "import" {
+                continue;
+            }
+            let before = self.lets.len();
+            self.lets.retain(|b| !b.names.contains(name));
+            if self.lets.len() < before {
+                let _ = writeln!(
+                    io::stderr(),
+                    "note: the `let` of `{name}` is dropped: `{name}` is now the {kind}"
+                );
+            }
+        }
         for (name, kind, existed) in &added {
             if *existed
                 && *kind == "agent"
@@ -690,7 +705,16 @@ impl Session {
                 .unwrap_or_default();
             rows.push((m.name.clone(), m.kind.word().to_string(), ty));
         }
-        let lets: Vec<String> = self.let_names();
+        // Each name once, as the newest definition has it: a `let` shadows a declaration of
+        // its name, and a later `let` an earlier one.
+        let mut lets: Vec<String> = Vec::new();
+        for name in self.let_names().into_iter().rev() {
+            if !lets.contains(&name) {
+                lets.push(name);
+            }
+        }
+        lets.reverse();
+        rows.retain(|(name, _, _)| !lets.contains(name));
         for name in lets {
             let ty = self
                 .build_eval(&name)
