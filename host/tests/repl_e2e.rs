@@ -212,6 +212,32 @@ fn the_newest_definition_of_a_name_wins_and_env_lists_it_once() {
 }
 
 #[test]
+fn warnings_of_an_input_are_shown_once() {
+    let input = "let w = 9007199254740993\nw\nagent big() -> integer { 9007199254740995 }\n";
+    let (status, stdout, stderr) = piped(input);
+    assert_eq!(
+        stdout,
+        "w : integer = 9007199254740992\n\
+         9007199254740992 : integer\n\
+         defined agent big : agent () -> integer\n"
+    );
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning") || l.contains("─[ "))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning[K1002]: integer literal 9007199254740993 is beyond 2^53-1 and will be rounded",
+            "   ╭─[ <repl:1>:1:9 ]",
+            "warning[K1002]: integer literal 9007199254740995 is beyond 2^53-1 and will be rounded",
+            "   ╭─[ <repl:3>:1:26 ]",
+        ]
+    );
+    assert_eq!(status, 0, "warnings do not fail the session");
+}
+
+#[test]
 fn let_binds_for_later_inputs() {
     let (status, stdout, _) = piped("let x = 20\nx + 22\n");
     assert_eq!(stdout, "x : integer = 20\n42 : integer\n");

@@ -348,6 +348,7 @@ impl Session {
             return false;
         }
         self.decls = decls;
+        self.warn(&built);
         // The newest definition of a name wins: a `let` that bound it would shadow the new
         // declaration inside every later input, so it goes.
         for (name, kind, _) in &added {
@@ -510,6 +511,7 @@ impl Session {
             self.report(&built);
             return None;
         }
+        self.warn(&built);
         let agent = built.decl(EVAL)?;
         Some((built, agent))
     }
@@ -804,6 +806,17 @@ impl Session {
     /// Prints the errors of a program that did not check.
     fn report(&mut self, built: &Built) {
         self.had_error = true;
+        self.show(built, true);
+    }
+
+    /// Prints the warnings of the input's own text in a program that checked (warnings of
+    /// earlier inputs were shown when those were entered).
+    fn warn(&self, built: &Built) {
+        self.show(built, false);
+    }
+
+    /// Prints the errors of `built` (`errors`), or the warnings located in its input.
+    fn show(&self, built: &Built, errors: bool) {
         let mut sources = built.program.sources.clone();
         let entry = built.file();
         // The input as its own file, so that line numbers count from its first line.
@@ -831,7 +844,12 @@ impl Session {
             }
         };
         let mut shown: Vec<Diagnostic> = Vec::new();
-        for d in built.program.diagnostics.iter().filter(|d| d.is_error()) {
+        for d in built
+            .program
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error() == errors)
+        {
             let mut d = d.clone();
             if let Some(label) = d.primary.as_mut() {
                 remap(label);
@@ -846,7 +864,9 @@ impl Session {
                 .as_ref()
                 .is_some_and(|(_, _, id)| d.primary.as_ref().is_some_and(|l| l.file == *id))
         };
-        if shown.iter().any(in_input) {
+        if !errors {
+            shown.retain(in_input);
+        } else if shown.iter().any(in_input) {
             shown.retain(|d| {
                 in_input(d) || d.primary.as_ref().is_none_or(|l| Some(l.file) != entry)
             });
