@@ -351,6 +351,19 @@ fn an_import_of_a_file_on_disk_is_acknowledged_once() {
 }
 
 #[test]
+fn an_import_of_names_is_typed_like_any_declaration() {
+    let dir = scratch(&[(
+        "lib.kt",
+        "agent greet(name: string) -> string { \"hi \" ++ name }\n",
+    )]);
+    let (status, stdout, stderr) =
+        piped_in(&dir, "import { greet } from lib\ngreet(name = \"x\")\n");
+    assert_eq!(stderr, "");
+    assert_eq!(stdout, "imported { greet } from lib\n\"hi x\" : string\n");
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn a_blank_line_submits_an_unfinished_input_and_shows_the_error() {
     let (status, stdout, stderr) = piped("(1 +\n\n2\n");
     assert_eq!(stdout, "2 : integer\n");

@@ -1008,10 +1008,11 @@ fn is_declaration(input: &str) -> bool {
     if first == Some("private") {
         first = words.next();
     }
+    // `import { NAME } from MODULE` names its module after a brace.
     let named = words
         .next()
         .and_then(|w| w.chars().next())
-        .is_some_and(|c| c.is_alphabetic() || c == '_');
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || (c == '{' && first == Some("import")));
     matches!(
         first,
         Some("agent" | "data" | "request" | "type" | "import")
