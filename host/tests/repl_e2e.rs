@@ -373,6 +373,14 @@ fn a_blank_line_submits_an_unfinished_input_and_shows_the_error() {
         "only the input is shown: {stderr}"
     );
     assert_eq!(status, 1);
+    // An unclosed block is reported at the end of the input too, not in the text around it.
+    let (status, _, stderr) = piped("{ a = 1,\n\n");
+    assert!(stderr.contains("<repl:1>:1:9"), "{stderr}");
+    assert!(
+        !stderr.contains("<repl>"),
+        "only the input is shown: {stderr}"
+    );
+    assert_eq!(status, 1);
 }
 
 #[test]

@@ -831,10 +831,11 @@ impl Session {
         let remap = |label: &mut Label| {
             if let Some((region, entry, id)) = &input {
                 let (start, end) = (label.span.start as usize, label.span.end as usize);
-                // The input is followed by a line end and the synthetic agent's `}`: an input
-                // that ended too early is reported there, so it is shown at the input's end.
+                // The input is followed only by a line end and the synthetic agent's `}`: an
+                // input that ended too early is reported there (or at the end of the text), so
+                // it is shown at the input's end.
                 let len = region.end - region.start;
-                if label.file == *entry && start >= region.start && start <= region.end + 2 {
+                if label.file == *entry && start >= region.start {
                     label.file = *id;
                     label.span = Span::new(
                         (start - region.start).min(len),
