@@ -351,6 +351,20 @@ fn an_import_of_a_file_on_disk_is_acknowledged_once() {
 }
 
 #[test]
+fn load_reports_a_file_error_at_its_line_in_the_file() {
+    let dir = scratch(&[(
+        "lines.kt",
+        "agent a() -> integer { 1 }\n\n\n\nagent b() -> integer { \"x\" }\n",
+    )]);
+    let (status, stdout, stderr) = piped_in(&dir, ".load lines.kt\n");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("error[K3001]"), "{stderr}");
+    assert!(stderr.contains("─[ lines.kt:5:24 ]"), "{stderr}");
+    assert!(!stderr.contains("<repl"), "{stderr}");
+    assert_eq!(status, 1);
+}
+
+#[test]
 fn an_import_of_names_is_typed_like_any_declaration() {
     let dir = scratch(&[(
         "lib.kt",

@@ -334,6 +334,13 @@ impl Session {
         let region_start = module_text(&decls[..kept], None).len();
         let built = self.build(&text, Some(region_start..text.len()));
         if built.errors() || parsed.diagnostics.iter().any(|d| d.is_error()) {
+            // A loaded file with errors of its own: reported as `katari check` reports them,
+            // at their lines in the file (and the files it imports).
+            if let Some(file) = from
+                && self.report_file(file)
+            {
+                return false;
+            }
             if parsed.diagnostics.iter().any(|d| d.is_error()) {
                 // Syntax errors are reported against the input itself.
                 let mut sources = SourceMap::new();
@@ -801,6 +808,20 @@ impl Session {
 
     fn label(&self) -> String {
         format!("<repl:{}>", self.inputs.max(1))
+    }
+
+    /// Prints the errors of the program whose entry is `file`, as `katari check` would; false
+    /// when it has none (its failure in the session comes from the session's declarations).
+    fn report_file(&mut self, file: &Path) -> bool {
+        let (program, _) = front::load(file);
+        if !program.has_errors() {
+            return false;
+        }
+        self.had_error = true;
+        for d in program.diagnostics.iter().filter(|d| d.is_error()) {
+            self.diagnostic(&render::render(d, &program.sources, self.color));
+        }
+        true
     }
 
     /// Prints the errors of a program that did not check.
