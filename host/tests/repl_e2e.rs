@@ -282,6 +282,35 @@ fn env_lists_bindings_in_order() {
 }
 
 #[test]
+fn env_names_the_sessions_own_types_unqualified() {
+    let input = "request ask(q: string) -> integer\n\
+                 data point(x: integer)\n\
+                 agent f(p: point) -> point with ask { p }\n\
+                 .env\n";
+    let (status, stdout, _) = piped(input);
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .skip(4)
+        .map(|l| {
+            l.split("  ")
+                .filter(|c| !c.is_empty())
+                .map(str::trim)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["ask", "request", "agent (q: string) -> integer with ask"],
+            vec!["point", "data", "agent (x: integer) -> point"],
+            vec!["f", "agent", "agent (p: point) -> point with ask"],
+        ],
+        "{stdout}"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn an_error_shows_a_diagnostic_and_the_session_continues() {
     let (status, stdout, stderr) = piped("1 + \"a\"\n2 * 3\n");
     assert_eq!(stdout, "6 : integer\n");

@@ -709,9 +709,10 @@ impl Session {
             if m.name == EVAL {
                 continue;
             }
-            let ty = query::value_type_of(&built.program, &built.checked, m.decl, None)
-                .or(m.signature.clone())
-                .unwrap_or_default();
+            let ty =
+                query::value_type_of(&built.program, &built.checked, m.decl, Some(built.module()))
+                    .or(m.signature.clone())
+                    .unwrap_or_default();
             rows.push((m.name.clone(), m.kind.word().to_string(), ty));
         }
         // Each name once, as the newest definition has it: a `let` shadows a declaration of
