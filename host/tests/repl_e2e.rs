@@ -282,6 +282,25 @@ fn env_lists_bindings_in_order() {
 }
 
 #[test]
+fn env_follows_definition_order_with_each_name_where_it_was_last_defined() {
+    let input = "let zeta = 1\n\
+                 agent beta() -> integer { 2 }\n\
+                 let alpha = 3\n\
+                 data point(x: integer)\n\
+                 let zeta = \"z\"\n\
+                 .env\n";
+    let (status, stdout, _) = piped(input);
+    let names: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("NAME"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["beta", "alpha", "point", "zeta"], "{stdout}");
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn env_names_the_sessions_own_types_unqualified() {
     let input = "request ask(q: string) -> integer\n\
                  data point(x: integer)\n\

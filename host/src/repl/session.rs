@@ -56,6 +56,8 @@ struct Entry {
     /// The file it was loaded from (`.load`), so that `.reload` can drop what the file no
     /// longer declares.
     from: Option<PathBuf>,
+    /// When it was defined, among the session's declarations and `let`s (`.env`'s order).
+    seq: u64,
 }
 
 /// A loaded and checked synthetic program.
@@ -114,6 +116,8 @@ struct Bound {
     names: Vec<String>,
     /// The value of each statement's initialiser, made by [`Session::machine`].
     values: Vec<Value>,
+    /// When it was bound (see [`Entry::seq`]).
+    seq: u64,
 }
 
 /// The language-mode session.
@@ -130,6 +134,8 @@ pub struct Session {
     home: PathBuf,
     loaded: Vec<PathBuf>,
     inputs: usize,
+    /// How many declarations and `let`s were made (each gets the next number, its `seq`).
+    defined: u64,
     color: bool,
     /// Whether any input produced an error (the exit status of plain mode).
     pub had_error: bool,
@@ -156,6 +162,7 @@ impl Session {
             home: PathBuf::new(),
             loaded: Vec::new(),
             inputs: 0,
+            defined: 0,
             color,
             had_error: false,
             last: None,
@@ -163,11 +170,6 @@ impl Session {
         };
         s.refresh();
         s
-    }
-
-    /// Names bound by the session's `let`s, in order.
-    pub fn let_names(&self) -> Vec<String> {
-        self.lets.iter().flat_map(|b| b.names.clone()).collect()
     }
 
     /// Whether `input` ended too early and more lines should be read (§12.2 rule 3).
@@ -322,10 +324,12 @@ impl Session {
             if let Some(n) = &name {
                 added.push((n.clone(), kind_word(decl), existed));
             }
+            self.defined += 1;
             decls.push(Entry {
                 name,
                 text,
                 from: from.map(Path::to_path_buf),
+                seq: self.defined,
             });
             pushed += 1;
         }
@@ -473,10 +477,12 @@ impl Session {
                 types.get(i).cloned().unwrap_or_default()
             ));
         }
+        self.defined += 1;
         self.lets.push(Bound {
             text: input.trim().to_string(),
             names,
             values: bound,
+            seq: self.defined,
         });
     }
 
@@ -704,7 +710,8 @@ impl Session {
         let Some(built) = self.last.clone() else {
             return;
         };
-        let mut rows: Vec<(String, String, String)> = Vec::new();
+        // Rows with when they were defined (imported names first, in the module's order).
+        let mut rows: Vec<(u64, String, String, String)> = Vec::new();
         for m in query::declarations(&built.program, &built.checked, built.module()) {
             if m.name == EVAL {
                 continue;
@@ -713,25 +720,35 @@ impl Session {
                 query::value_type_of(&built.program, &built.checked, m.decl, Some(built.module()))
                     .or(m.signature.clone())
                     .unwrap_or_default();
-            rows.push((m.name.clone(), m.kind.word().to_string(), ty));
+            let seq = self
+                .decls
+                .iter()
+                .find(|e| e.name.as_deref() == Some(m.name.as_str()))
+                .map_or(0, |e| e.seq);
+            rows.push((seq, m.name.clone(), m.kind.word().to_string(), ty));
         }
         // Each name once, as the newest definition has it: a `let` shadows a declaration of
         // its name, and a later `let` an earlier one.
-        let mut lets: Vec<String> = Vec::new();
-        for name in self.let_names().into_iter().rev() {
-            if !lets.contains(&name) {
-                lets.push(name);
+        let mut lets: Vec<(u64, String)> = Vec::new();
+        for bound in self.lets.iter().rev() {
+            for name in bound.names.iter().rev() {
+                if !lets.iter().any(|(_, n)| n == name) {
+                    lets.push((bound.seq, name.clone()));
+                }
             }
         }
         lets.reverse();
-        rows.retain(|(name, _, _)| !lets.contains(name));
-        for name in lets {
+        rows.retain(|(_, name, _, _)| !lets.iter().any(|(_, n)| n == name));
+        for (seq, name) in lets {
             let ty = self
                 .build_eval(&name)
                 .and_then(|(b, a)| query::result_type_of(&b.program, &b.checked, a))
                 .unwrap_or_default();
-            rows.push((name, "let".into(), ty));
+            rows.push((seq, name, "let".into(), ty));
         }
+        rows.sort_by_key(|r| r.0);
+        let rows: Vec<(String, String, String)> =
+            rows.into_iter().map(|(_, n, k, t)| (n, k, t)).collect();
         if rows.is_empty() {
             out("(no bindings)");
             return;
