@@ -22,7 +22,6 @@ pub struct CliHost {
     paths: Paths,
     project_env: Vec<(String, String)>,
     answers: Mutex<Answers>,
-    /// Return-type facts by qualified request name.
     /// Whether questions may be asked on the terminal.
     interactive: bool,
     /// Whether stderr is a terminal: text there that may come from an MCP server is then

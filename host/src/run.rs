@@ -17,11 +17,10 @@ use katari_lang::resolve::DeclRef;
 use katari_lang::types::{TyKind, conform, render_ty, schema};
 use katari_runtime::control::Control;
 use katari_runtime::machine::{Ctx, Machine};
-use katari_runtime::privacy::Mask;
+use katari_runtime::privacy::param_mask;
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
-
 use crate::host::{Answers, CliHost, for_terminal, typed_line};
 use crate::paths::Paths;
 
@@ -170,26 +169,20 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
     }
 
     let args = decode_arguments(&machine, &qualified, object)?;
-    // A value bound to a parameter declared `… of private` is private, and so is every part
-    // its type marks `of private` (§8.6 rule 2).
-    let labelled: Vec<(Arc<str>, Value)> = match &args.v {
-        V::Record(rec) => rec
-            .iter()
-            .map(|(k, v)| {
-                let value = match params.iter().find(|p| *p.name == **k) {
-                    Some(p) => Mask::of(&env, &p.ty).apply(v.clone()),
-                    None => v.clone(),
-                };
-                (k.clone(), value)
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
     let callee = machine
         .by_name
         .get(qualified.as_str())
         .cloned()
         .ok_or_else(|| failed("panic: internal: the entry agent did not lower"))?;
+    // A value bound to a parameter declared `… of private` is private, and so is every part
+    // its type marks `of private` (§8.6 rule 2).
+    let labelled: Vec<(Arc<str>, Value)> = match &args.v {
+        V::Record(rec) => rec
+            .iter()
+            .map(|(k, v)| (k.clone(), param_mask(&machine, &callee, k).apply(v.clone())))
+            .collect(),
+        _ => Vec::new(),
+    };
     let outcome = evaluate(machine, callee, labelled, opts.json)?;
     if let Some(message) = host.fatal() {
         return Err(usage(message));

@@ -91,6 +91,19 @@ pub struct PreludeSource<'a> {
     pub text: &'a str,
 }
 
+/// The interpreter's embedded prelude, for tests over real programs.
+#[cfg(test)]
+pub(crate) fn embedded_prelude() -> Vec<PreludeSource<'static>> {
+    katari_prelude::FILES
+        .iter()
+        .map(|f| PreludeSource {
+            module: f.module,
+            path: f.path,
+            text: f.text,
+        })
+        .collect()
+}
+
 /// Identifies one module of a [`Program`]: an index into [`Program::modules`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
 pub struct ModuleId(pub u32);

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use katari_lang::ast::{BinOp, FilterTag, UnOp};
+use katari_lang::resolve::DeclRef;
+use katari_lang::types::GenArg;
 
 use crate::callable::{Callable, next_closure_id};
 use crate::control::{Control, Ctl, panic};
@@ -130,10 +132,11 @@ impl Ctx {
                 };
                 let info = &m.requests[r as usize];
                 let ordered = ordered(&args, info.params.iter().zip(&info.defaults));
-                let answer = generics
-                    .as_ref()
-                    .and_then(|g| m.metadata.request_answer(*decl, &g.args));
-                self.perform(m, r, ordered, answer.as_deref())
+                let answer = match generics {
+                    Some(g) => AnswerAt::Applied(*decl, &g.args),
+                    None => AnswerAt::Declared,
+                };
+                self.perform(m, r, ordered, answer)
             }
             Callable::Constructor { ctor, .. } => {
                 let fields = ctor
@@ -365,14 +368,13 @@ impl Ctx {
 
     /// Performs a request: the innermost handler frame with a clause for it answers; unhandled
     /// requests escalate to the host (§9.18, §10.3).
-    /// `answer`: what an escalated answer must be, when not the request's declared return type
-    /// (a generic request's instantiation).
+    /// `answer`: what an escalated answer must be.
     pub(crate) fn perform(
         &mut self,
         m: &Machine,
         request: u32,
         args: Vec<Value>,
-        answer: Option<&Answer>,
+        answer: AnswerAt<'_>,
     ) -> R {
         // The search borrows the stack; only the frame that answers is shared (one reference
         // count increment rather than one per frame passed).
@@ -400,7 +402,15 @@ impl Ctx {
             record.insert(p.clone(), v);
         }
         let args = Value::record(record);
-        let answer = answer.unwrap_or(&info.answer);
+        let applied;
+        let answer = match answer {
+            AnswerAt::Declared => &*info.answer,
+            AnswerAt::Site(a) => a,
+            AnswerAt::Applied(decl, generics) => {
+                applied = m.metadata.request_answer(decl, generics);
+                applied.as_ref().unwrap_or(&info.answer)
+            }
+        };
         if answer.never {
             return Err(ctl(Control::Unhandled {
                 request: info.name.clone(),
@@ -650,7 +660,10 @@ impl Ctx {
                 request,
                 args,
                 answer,
-            } => self.eval_perform(m, frame, *request, args, answer.as_deref()),
+            } => {
+                let answer = answer.as_deref().map_or(AnswerAt::Declared, AnswerAt::Site);
+                self.eval_perform(m, frame, *request, args, answer)
+            }
             Expr::Construct { ctor, args } => self.construct(m, frame, ctor, args),
             Expr::CallValue { callee, args } => self.call_value(m, frame, callee, args),
             Expr::Partial {
@@ -857,7 +870,7 @@ impl Ctx {
         frame: &mut [Value],
         request: u32,
         args: &[Expr],
-        answer: Option<&Answer>,
+        answer: AnswerAt<'_>,
     ) -> R {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
@@ -1695,6 +1708,18 @@ impl Ctx {
 fn stack_address() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// What an escalated answer to a request must be (§10.3).
+#[derive(Clone, Copy)]
+pub(crate) enum AnswerAt<'a> {
+    /// The request's declared return type.
+    Declared,
+    /// A generic request's perform site: its instantiation's, made when lowering.
+    Site(&'a Answer),
+    /// A generic request applied as a value (`pick[integer]`): made only if it escalates, so
+    /// that a request a handler answers costs nothing more.
+    Applied(DeclRef, &'a [GenArg]),
 }
 
 /// How the iterations of a sequential loop ended.

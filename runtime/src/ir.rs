@@ -53,10 +53,8 @@ pub struct Param {
     pub default: Option<Value>,
     /// `x => pattern` parameters destructure after binding.
     pub pattern: Option<Pat>,
-    /// Declared `of private`: marked private at dynamic entries (§8.6 rule 2).
-    pub private: bool,
-    /// The positions of the declared type marked `of private` (the top when `private`), marked
-    /// at dynamic entries.
+    /// The positions of the declared type marked `of private`, marked at dynamic entries
+    /// (§8.6 rule 2).
     pub mask: Mask,
 }
 

@@ -129,10 +129,10 @@ impl MetadataTable {
 
     /// What an answer to the generic request `decl` instantiated with `args` must be; `None`
     /// when the machine does not keep the checked program.
-    pub fn request_answer(&self, decl: DeclRef, args: &[GenArg]) -> Option<Arc<Answer>> {
+    pub fn request_answer(&self, decl: DeclRef, args: &[GenArg]) -> Option<Answer> {
         let (program, checked) = self.source.as_ref()?;
         let (_, ret) = request_sig(checked, decl, args);
-        Some(Arc::new(answer_of(program, checked, &ret)))
+        Some(answer_of(program, checked, &ret))
     }
 
     /// The metadata of the top-level callable with this qualified name, specialised to a
@@ -636,7 +636,7 @@ impl<'a> Lowering<'a> {
         self.finish(body, params, name, Some(r), a.private, doc, None);
     }
 
-    /// The parameters of a function; `sig` (the checker's signature) says which are declared
+    /// The parameters of a function; `sig` (the checker's signature) says what their types mark
     /// `of private`.
     fn params(&mut self, params: &[ast::Param], sig: Option<&'a AgentSig>) -> Vec<Param> {
         let env = CheckedEnv::new(self.program, self.checked, None);
@@ -647,7 +647,6 @@ impl<'a> Lowering<'a> {
                 let mask = sig
                     .and_then(|s| s.params.get(i))
                     .map_or(Mask::Public, |s| Mask::of(&env, &s.ty));
-                let private = mask == Mask::Private;
                 match &p.kind {
                     ast::ParamKind::Plain { default, .. } => {
                         let slot = match self.local_key(p.name.span) {
@@ -659,7 +658,6 @@ impl<'a> Lowering<'a> {
                             slot,
                             default: default.as_ref().map(|l| literal(&l.kind)),
                             pattern: None,
-                            private,
                             mask,
                         }
                     }
@@ -671,7 +669,6 @@ impl<'a> Lowering<'a> {
                             slot,
                             default: None,
                             pattern: Some(pat),
-                            private,
                             mask,
                         }
                     }
@@ -894,7 +891,6 @@ impl<'a> Lowering<'a> {
                     slot,
                     default: None,
                     pattern: None,
-                    private: false,
                     mask: Mask::Public,
                 }];
                 let (fun, captures) =
@@ -1309,7 +1305,6 @@ impl<'a> Lowering<'a> {
             slot,
             default: None,
             pattern: None,
-            private: false,
             mask: Mask::Public,
         }];
         let (fun, captures) = self.finish(body, params, "".into(), None, false, "".into(), None);
@@ -1398,7 +1393,6 @@ impl<'a> Lowering<'a> {
                 slot,
                 default: None,
                 pattern,
-                private: false,
                 mask: Mask::Public,
             });
         }
@@ -1412,7 +1406,6 @@ impl<'a> Lowering<'a> {
                 slot,
                 default: None,
                 pattern: None,
-                private: false,
                 mask: Mask::Public,
             });
         }
@@ -1451,7 +1444,6 @@ impl<'a> Lowering<'a> {
             slot,
             default: None,
             pattern: None,
-            private: false,
             mask: Mask::Public,
         }];
         for id in vars {
@@ -1464,7 +1456,6 @@ impl<'a> Lowering<'a> {
                 slot: s,
                 default: None,
                 pattern: None,
-                private: false,
                 mask: Mask::Public,
             });
         }

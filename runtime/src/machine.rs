@@ -268,7 +268,12 @@ impl Ctx {
     /// control goes; unhandled, the run fails.
     pub fn throw(&mut self, payload: Value) -> Ctl {
         match self.m.throw_request {
-            Some(r) => match self.perform(&self.m.clone(), r, vec![payload], None) {
+            Some(r) => match self.perform(
+                &self.m.clone(),
+                r,
+                vec![payload],
+                crate::eval::AnswerAt::Declared,
+            ) {
                 Ok(_) => crate::control::panic("prelude.throw resumed"),
                 Err(c) => c,
             },

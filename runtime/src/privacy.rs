@@ -92,8 +92,8 @@ impl Mask {
             }
             (Mask::Data { ctor, fields }, V::Data(data)) if *data.ctor.name == **ctor => {
                 let data = Arc::make_mut(data);
-                let names = data.ctor.fields.clone();
-                for (name, item) in names.iter().zip(data.fields.iter_mut()) {
+                let ctor = data.ctor.clone();
+                for (name, item) in ctor.fields.iter().zip(data.fields.iter_mut()) {
                     if let Some((_, mask)) = fields.iter().find(|(n, _)| n == name) {
                         *item = mask.apply(std::mem::replace(item, Value::NULL));
                     }

@@ -856,6 +856,15 @@ impl Session {
 
     /// Prints the errors of `built` (`errors`), or the warnings located in its input.
     fn show(&self, built: &Built, errors: bool) {
+        if !built
+            .program
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() == errors)
+        {
+            // Nearly every input: nothing to show, so no copy of the sources either.
+            return;
+        }
         let mut sources = built.program.sources.clone();
         let entry = built.file();
         // The input as its own file, so that line numbers count from its first line.

@@ -4,24 +4,13 @@
 use std::path::Path;
 
 use super::*;
-use crate::load::{MemoryFs, PreludeSource, load_program};
-
-fn prelude() -> Vec<PreludeSource<'static>> {
-    katari_prelude::FILES
-        .iter()
-        .map(|f| PreludeSource {
-            module: f.module,
-            path: f.path,
-            text: f.text,
-        })
-        .collect()
-}
+use crate::load::{MemoryFs, embedded_prelude, load_program};
 
 /// The codes of every error the front end reports for one module, loader's and parser's first.
 fn error_codes(src: &str) -> Vec<Code> {
     let mut fs = MemoryFs::new();
     fs.insert("/w/main.kt", src);
-    let program = load_program(Path::new("/w/main.kt"), &fs, &prelude());
+    let program = load_program(Path::new("/w/main.kt"), &fs, &embedded_prelude());
     let checked = check_program(&program, &AllNatives);
     program
         .diagnostics

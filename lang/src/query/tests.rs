@@ -5,18 +5,7 @@ use std::path::Path;
 
 use super::*;
 use crate::check::{AllNatives, check_program};
-use crate::load::{MemoryFs, PreludeSource, load_program};
-
-fn prelude() -> Vec<PreludeSource<'static>> {
-    katari_prelude::FILES
-        .iter()
-        .map(|f| PreludeSource {
-            module: f.module,
-            path: f.path,
-            text: f.text,
-        })
-        .collect()
-}
+use crate::load::{MemoryFs, embedded_prelude, load_program};
 
 /// Loads and checks a program whose first file is the entry.
 fn program(files: &[(&str, &str)]) -> (Program, Checked) {
@@ -25,7 +14,7 @@ fn program(files: &[(&str, &str)]) -> (Program, Checked) {
         fs.insert(format!("/w/{path}"), *text);
     }
     let entry = files.first().map_or("main.kt", |(p, _)| *p);
-    let program = load_program(Path::new(&format!("/w/{entry}")), &fs, &prelude());
+    let program = load_program(Path::new(&format!("/w/{entry}")), &fs, &embedded_prelude());
     let checked = check_program(&program, &AllNatives);
     (program, checked)
 }
