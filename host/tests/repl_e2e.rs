@@ -229,6 +229,44 @@ fn let_binds_for_later_inputs() {
 }
 
 #[test]
+fn a_destructuring_let_prints_and_lists_every_name_it_binds() {
+    let (status, stdout, stderr) = piped(
+        "private agent token() -> string { \"s3cret\" }\n\
+         let { name, tags => [first, _] } = { name = \"ada\", tags = [\"x\", \"y\"] }\n\
+         let [n, secret] = [2, token()]\n\
+         first ++ name\n\
+         .env\n",
+    );
+    assert_eq!(stderr, "");
+    let lines: Vec<&str> = stdout.lines().skip(1).collect();
+    assert_eq!(
+        lines[..5],
+        [
+            "name : string = \"ada\"",
+            "first : string = \"x\"",
+            "n : integer = 2",
+            "secret : string of private = {\"$redacted\":true}",
+            "\"xada\" : string",
+        ]
+    );
+    let env: Vec<String> = lines[6..]
+        .iter()
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            "token agent",
+            "name let",
+            "first let",
+            "n let",
+            "secret let"
+        ]
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn type_and_effects_do_not_evaluate() {
     let input = "agent shout(text: string) -> string with io { console.print(text = text); text }\n\
                  .type shout(text = \"hi\")\n.effects shout(text = \"hi\")\n.effects 1 + 1\n";
@@ -383,6 +421,63 @@ fn an_import_of_a_file_on_disk_is_acknowledged_once() {
 }
 
 #[test]
+fn loading_a_file_that_imports_a_name_loaded_before_replaces_it() {
+    let dir = scratch(&[
+        (
+            "lib.kt",
+            "agent greet(name: string) -> string { \"hi \" ++ name }\n",
+        ),
+        (
+            "app.kt",
+            "import { greet } from lib\nagent shout(name: string) -> string { greet(name = name) ++ \"!\" }\n",
+        ),
+    ]);
+    let (status, stdout, stderr) = piped_in(
+        &dir,
+        ".load lib.kt\n.load app.kt\nshout(name = \"x\")\n.env\n.reload\nshout(name = \"y\")\n",
+    );
+    assert_eq!(stderr, "");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.contains(&"\"hi x!\" : string"), "{stdout}");
+    assert!(lines.contains(&"\"hi y!\" : string"), "{stdout}");
+    let env: Vec<&str> = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("NAME"))
+        .skip(1)
+        .take(2)
+        .copied()
+        .collect();
+    assert!(env[0].starts_with("greet ") && env[0].ends_with("agent (name: string) -> string"));
+    assert!(env[1].starts_with("shout "), "{stdout}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_declaration_and_an_import_of_one_name_replace_each_other() {
+    let dir = scratch(&[(
+        "lib.kt",
+        "agent greet(name: string) -> string { \"hi \" ++ name }\n",
+    )]);
+    let (status, stdout, stderr) = piped_in(
+        &dir,
+        "let greet = 3\nimport { greet } from lib\ngreet(name = \"a\")\n\
+         agent greet() -> string { \"mine\" }\ngreet()\n\
+         import { greet } from lib\ngreet(name = \"b\")\n",
+    );
+    assert_eq!(
+        stdout,
+        "greet : integer = 3\nimported { greet } from lib\n\"hi a\" : string\n\
+         defined agent greet : agent () -> string\n\"mine\" : string\n\
+         imported { greet } from lib\n\"hi b\" : string\n"
+    );
+    assert_eq!(
+        stderr,
+        "note: the `let` of `greet` is dropped: `greet` is now imported from lib\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
 fn load_reports_a_file_error_at_its_line_in_the_file() {
     let dir = scratch(&[(
         "lines.kt",
@@ -480,6 +575,8 @@ fn let_values_survive_new_declarations_and_failures() {
     assert_eq!(
         lines[1..],
         [
+            "a : integer = 1",
+            "b : string = \"s\"",
             "defined agent twice : agent (n: integer) -> integer",
             "c",
             "c : {first: integer, second: integer} = {\"first\":1,\"second\":8}",

@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
 use katari_lang::ast::Decl;
-use katari_lang::ast::{ItemKind, PatternKind};
+use katari_lang::ast::{ImportKind, ItemKind, PatternKind};
 use katari_lang::check::{self, Checked};
 use katari_lang::diag::{Diagnostic, Label};
 use katari_lang::load::{self, FileSystem, ModuleId, Program};
@@ -58,6 +58,9 @@ struct Entry {
     from: Option<PathBuf>,
     /// When it was defined, among the session's declarations and `let`s (`.env`'s order).
     seq: u64,
+    /// `import { … } from MODULE`: the module and the names brought in (`true`: a type), so
+    /// that a later declaration of one of the names replaces just that name.
+    imported: Option<(String, Vec<(bool, String)>)>,
 }
 
 /// A loaded and checked synthetic program.
@@ -302,6 +305,8 @@ impl Session {
             return true;
         }
         let mut added = Vec::new();
+        // The names each new declaration brings in, and what they now are.
+        let mut introduced: Vec<(String, String)> = Vec::new();
         let mut pushed = 0;
         let mut start = 0;
         for decl in &parsed.module.decls {
@@ -320,7 +325,42 @@ impl Session {
                 let path = text.trim_start_matches("import").trim();
                 added.push((path.to_string(), "import", false));
             }
-            decls.retain(|e| name.is_none() || e.name != name);
+            let imported = match decl {
+                Decl::Import(i) => match &i.kind {
+                    ImportKind::Names { items } => Some((
+                        i.module_name(),
+                        items
+                            .iter()
+                            .map(|item| (item.is_type, item.name.text.to_string()))
+                            .collect::<Vec<_>>(),
+                    )),
+                    ImportKind::Qualified { .. } => None,
+                },
+                _ => None,
+            };
+            // The newest definition of a name wins, whether declared or imported.
+            let names: Vec<&str> = name
+                .iter()
+                .map(String::as_str)
+                .chain(
+                    imported
+                        .iter()
+                        .flat_map(|(_, items)| items.iter().map(|i| i.1.as_str())),
+                )
+                .collect();
+            supersede(&mut decls, &names);
+            match &imported {
+                Some((module, _)) => introduced.extend(
+                    names
+                        .iter()
+                        .map(|n| (n.to_string(), format!("imported from {module}"))),
+                ),
+                None => introduced.extend(
+                    names
+                        .iter()
+                        .map(|n| (n.to_string(), format!("the {}", kind_word(decl)))),
+                ),
+            }
             if let Some(n) = &name {
                 added.push((n.clone(), kind_word(decl), existed));
             }
@@ -330,6 +370,7 @@ impl Session {
                 text,
                 from: from.map(Path::to_path_buf),
                 seq: self.defined,
+                imported,
             });
             pushed += 1;
         }
@@ -362,16 +403,13 @@ impl Session {
         self.warn(&built);
         // The newest definition of a name wins: a `let` that bound it would shadow the new
         // declaration inside every later input, so it goes.
-        for (name, kind, _) in &added {
-            if *kind == "import" {
-                continue;
-            }
+        for (name, what) in &introduced {
             let before = self.lets.len();
             self.lets.retain(|b| !b.names.contains(name));
             if self.lets.len() < before {
                 let _ = writeln!(
                     io::stderr(),
-                    "note: the `let` of `{name}` is dropped: `{name}` is now the {kind}"
+                    "note: the `let` of `{name}` is dropped: `{name}` is now {what}"
                 );
             }
         }
@@ -432,10 +470,17 @@ impl Session {
     }
 
     /// Runs a `let` input once and keeps the values it bound: `NAME : TYPE = VALUE` for each
-    /// plain name.
+    /// name its patterns bind (a destructuring `let` binds several), the newest of a repeated
+    /// name only.
     fn bind(&mut self, input: &str, names: Vec<String>, count: usize) {
         let single = names.len() == 1 && count == 1;
-        let tail = if single { names[0].as_str() } else { "null" };
+        // One name: its own type, as `.type` gives it; several: a tuple of them, so each value
+        // is read where the input bound it, after any destructuring.
+        let tail = match names.as_slice() {
+            [] => "null".to_string(),
+            [name] if single => name.clone(),
+            names => format!("[{}]", names.join(", ")),
+        };
         let Some((built, agent)) = self.build_eval(&format!("{input}\n{tail}")) else {
             return;
         };
@@ -461,17 +506,16 @@ impl Session {
         let Some((value, bound)) = self.run(built, agent, count) else {
             return;
         };
+        let values: Vec<Value> = match (&value.v, single) {
+            (_, true) => vec![value.clone()],
+            (V::Array(items), false) => items.to_vec(),
+            _ => Vec::new(),
+        };
         for (i, name) in names.iter().enumerate() {
-            let shown = if single {
-                value.clone()
-            } else {
-                // The value of a plain-name `let` is its initialiser's; find which statement.
-                let index = nth_plain(input, i).unwrap_or(usize::MAX);
-                bound
-                    .get(index)
-                    .and_then(|v| to_wire(v, Privacy::Redact).ok())
-                    .unwrap_or_default()
-            };
+            let shown = values
+                .get(i)
+                .and_then(|v| self.render(v))
+                .unwrap_or_default();
             out(&format!(
                 "{name} : {} = {shown}",
                 types.get(i).cloned().unwrap_or_default()
@@ -492,7 +536,9 @@ impl Session {
             return;
         };
         let ty = query::result_type_of(&built.program, &built.checked, agent).unwrap_or_default();
-        if let Some((value, _)) = self.run(built, agent, 0) {
+        if let Some((value, _)) = self.run(built, agent, 0)
+            && let Some(value) = self.render(&value)
+        {
             out(&format!("{value} : {ty}"));
         }
     }
@@ -530,14 +576,14 @@ impl Session {
     }
 
     /// Lowers and runs the synthetic agent on a big-stack thread, with the kept `let` values in
-    /// place of their initialisers. Returns the value's wire JSON and the values of the last
-    /// `new_lets` statements (the input's own `let`s), or `None` after reporting a failure.
+    /// place of their initialisers. Returns the value and the values of the last `new_lets`
+    /// statements (the input's own `let`s), or `None` after reporting a failure.
     fn run(
         &mut self,
         built: Built,
         agent: DeclRef,
         new_lets: usize,
-    ) -> Option<(String, Vec<Value>)> {
+    ) -> Option<(Value, Vec<Value>)> {
         let Built {
             program,
             checked,
@@ -658,13 +704,6 @@ impl Session {
                 }
             }
         };
-        let text = match to_wire(&value, Privacy::Redact) {
-            Ok(text) => text,
-            Err(_) => {
-                self.error("panic: a non-finite number has no JSON representation");
-                return None;
-            }
-        };
         // Every kept value now refers into this machine.
         let mut all: Vec<Option<Value>> = carried;
         all.resize(total, None);
@@ -679,7 +718,19 @@ impl Session {
         }
         self.machine = Some(machine);
         self.redefined.clear();
-        Some((text, values.collect()))
+        Some((value, values.collect()))
+    }
+
+    /// A value's rendering (`language.md` §11.1, private values redacted), or `None` after
+    /// reporting that it has none.
+    fn render(&mut self, value: &Value) -> Option<String> {
+        match to_wire(value, Privacy::Redact) {
+            Ok(text) => Some(text),
+            Err(_) => {
+                self.error("panic: a non-finite number has no JSON representation");
+                None
+            }
+        }
     }
 
     /// `.doc NAME`: the signature and doc of a declaration.
@@ -726,6 +777,35 @@ impl Session {
                 .find(|e| e.name.as_deref() == Some(m.name.as_str()))
                 .map_or(0, |e| e.seq);
             rows.push((seq, m.name.clone(), m.kind.word().to_string(), ty));
+        }
+        // Names brought in by `import { … } from MODULE`, as that module declares them.
+        for e in &self.decls {
+            let Some((module, items)) = &e.imported else {
+                continue;
+            };
+            let members =
+                query::module_members(&built.program, &built.checked, module, built.module());
+            for (is_type, name) in items {
+                let Some(m) = members.iter().find(|m| {
+                    m.name == *name
+                        && if *is_type {
+                            m.kind.is_type()
+                        } else {
+                            m.kind.is_value()
+                        }
+                }) else {
+                    continue;
+                };
+                let ty = query::value_type_of(
+                    &built.program,
+                    &built.checked,
+                    m.decl,
+                    Some(built.module()),
+                )
+                .or(m.signature.clone())
+                .unwrap_or_default();
+                rows.push((e.seq, name.clone(), m.kind.word().to_string(), ty));
+            }
         }
         // Each name once, as the newest definition has it: a `let` shadows a declaration of
         // its name, and a later `let` an earlier one.
@@ -1025,6 +1105,31 @@ fn module_text(decls: &[Entry], eval: Option<&str>) -> String {
     text
 }
 
+/// Drops what the session had under any of `names`: a declaration of the name, or the name
+/// from an `import { … }` (the import goes when no name of it is left).
+fn supersede(decls: &mut Vec<Entry>, names: &[&str]) {
+    decls.retain_mut(|e| {
+        if e.name.as_deref().is_some_and(|n| names.contains(&n)) {
+            return false;
+        }
+        if let Some((module, items)) = &mut e.imported {
+            let before = items.len();
+            items.retain(|(_, n)| !names.contains(&n.as_str()));
+            if items.is_empty() {
+                return false;
+            }
+            if items.len() < before {
+                let list: Vec<String> = items
+                    .iter()
+                    .map(|(ty, n)| if *ty { format!("type {n}") } else { n.clone() })
+                    .collect();
+                e.text = format!("import {{ {} }} from {module}", list.join(", "));
+            }
+        }
+        true
+    });
+}
+
 /// The word a declaration is acknowledged with.
 fn kind_word(decl: &Decl) -> &'static str {
     match decl {
@@ -1068,31 +1173,24 @@ fn is_declaration(input: &str) -> bool {
     ) && named
 }
 
-/// For an input made only of `let` statements: the names its plain-name patterns bind, and the
-/// number of statements.
+/// For an input made only of `let` statements: the names its patterns bind, in written order
+/// (a name bound twice where it was bound last), and the number of statements.
 fn let_items(input: &str) -> Option<(Vec<String>, usize)> {
     let items = statements(input)?;
     if items.is_empty() || !items.iter().all(|i| matches!(i.kind, ItemKind::Let { .. })) {
         return None;
     }
-    let names = items
-        .iter()
-        .filter_map(|i| match &i.kind {
-            ItemKind::Let { pattern, .. } => plain_name(pattern),
-            _ => None,
-        })
-        .collect();
+    let mut names = Vec::new();
+    for item in &items {
+        if let ItemKind::Let { pattern, .. } = &item.kind {
+            bound_names(pattern, &mut names);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    names.reverse();
+    names.retain(|n| seen.insert(n.clone()));
+    names.reverse();
     Some((names, items.len()))
-}
-
-/// The statement index of the `n`th plain-name `let` of an input.
-fn nth_plain(input: &str, n: usize) -> Option<usize> {
-    statements(input)?
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| matches!(&i.kind, ItemKind::Let { pattern, .. } if plain_name(pattern).is_some()))
-        .nth(n)
-        .map(|(index, _)| index)
 }
 
 /// The statements of an input, parsed as the body of an agent; `None` when it does not parse.
@@ -1107,11 +1205,22 @@ fn statements(input: &str) -> Option<Vec<katari_lang::ast::Item>> {
     }
 }
 
-/// The name a `let` pattern binds when it is a plain name (`x` or `x: T`).
-fn plain_name(pattern: &katari_lang::ast::Pattern) -> Option<String> {
+/// Appends the names a pattern binds, in written order (`{ name, tags => [first, _] }` binds
+/// `name` and `first`).
+fn bound_names(pattern: &katari_lang::ast::Pattern, out: &mut Vec<String>) {
     match &pattern.kind {
-        PatternKind::Bind { name, .. } => Some(name.text.to_string()),
-        _ => None,
+        PatternKind::Bind { name, .. } => out.push(name.text.to_string()),
+        PatternKind::Tuple(items) => items.iter().for_each(|p| bound_names(p, out)),
+        PatternKind::Filter { inner, .. } => bound_names(inner, out),
+        PatternKind::Record(fields) | PatternKind::Constructor { fields, .. } => {
+            for field in fields {
+                match &field.pattern {
+                    Some(p) => bound_names(p, out),
+                    None => out.push(field.name.text.to_string()),
+                }
+            }
+        }
+        PatternKind::Wildcard(_) | PatternKind::Lit(_) | PatternKind::Error => {}
     }
 }
 
@@ -1228,8 +1337,12 @@ mod tests {
         assert!(is_declaration("private agent g() -> integer { 1 }"));
         assert_eq!(let_items("let x = 1"), Some((vec!["x".into()], 1)));
         assert_eq!(
-            let_items("let x = 1\nlet {a, b} = {a = 1, b = 2}"),
-            Some((vec!["x".into()], 2))
+            let_items("let x = 1\nlet {a, b => [c, _]} = {a = 1, b = [2, 3]}"),
+            Some((vec!["x".into(), "a".into(), "c".into()], 2))
+        );
+        assert_eq!(
+            let_items("let x = 1\nlet [y, x] = [2, 3]"),
+            Some((vec!["y".into(), "x".into()], 2))
         );
         assert_eq!(let_items("x"), None);
         assert_eq!(let_items("let x = 1\nx"), None);
