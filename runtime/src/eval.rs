@@ -16,6 +16,7 @@ use crate::control::{Control, Ctl, panic};
 use crate::ir::{Answer, Clause, Expr, FunId, Handle, Pat, Slot, Stmt};
 use crate::machine::{Ctx, Escalation, HFrame, Machine};
 use crate::native::NativeCall;
+use crate::tier::Outcome;
 use crate::value::{DataValue, Record, Truth, V, Value, equal, record_with_capacity};
 
 pub type R = Result<Value, Ctl>;
@@ -266,9 +267,32 @@ impl Ctx {
             }
             None => 0,
         };
+        let mut redo = false;
+        if let Some(t) = &f.tier
+            && self.tier_off == 0
+        {
+            match self.run_tier(m, t, &frame) {
+                Some(Outcome::Int(n)) => {
+                    self.recycle(frame, f.slots);
+                    return Ok(Value::with(V::Int(n), private));
+                }
+                Some(Outcome::Stop(c)) => {
+                    self.recycle(frame, f.slots);
+                    return Err(c);
+                }
+                Some(Outcome::Redo) => {
+                    self.tier_off += 1;
+                    redo = true;
+                }
+                None => {}
+            }
+        }
         self.depth += 1;
         let result = self.eval_tail(m, &mut frame, &f.body);
         self.depth -= 1;
+        if redo {
+            self.tier_off -= 1;
+        }
         if activation != 0 {
             // Every other push onto `active` is undone before its construct returns.
             self.active.pop();
@@ -335,7 +359,7 @@ impl Ctx {
     /// [`FUEL`] steps is spent, not on every step: two atomic loads and a comparison per call
     /// were a measurable share of a call's cost, and a stop a few hundred steps late is not.
     #[inline(always)]
-    fn tick(&mut self, m: &Machine) -> Result<(), Ctl> {
+    pub(crate) fn tick(&mut self, m: &Machine) -> Result<(), Ctl> {
         if self.fuel == 0 {
             self.refuel(m)?;
         }
@@ -1705,7 +1729,7 @@ impl Ctx {
 /// The address of a local of the caller's frame: how deep the thread's stack is (it grows
 /// downwards on every supported target).
 #[inline(always)]
-fn stack_address() -> usize {
+pub(crate) fn stack_address() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize
 }

@@ -13,6 +13,7 @@ pub mod native;
 pub mod privacy;
 pub mod reactor;
 pub mod reflect;
+pub mod tier;
 pub mod value;
 pub mod wire;
 

@@ -322,12 +322,17 @@ fn lower_with(
         .iter()
         .position(|n| &**n == "prelude.string.to_string")
         .map(|i| i as u32);
+    let mut funs: Vec<Fun> = l
+        .funs
+        .into_iter()
+        .map(|f| f.unwrap_or_else(empty_fun))
+        .collect();
+    let tiers = crate::tier::compile(&funs);
+    for (f, tier) in funs.iter_mut().zip(tiers) {
+        f.tier = tier;
+    }
     Machine {
-        funs: l
-            .funs
-            .into_iter()
-            .map(|f| f.unwrap_or_else(empty_fun))
-            .collect(),
+        funs,
         globals: l.globals,
         requests: l.requests,
         natives: l.natives,
@@ -388,6 +393,7 @@ fn empty_fun() -> Fun {
         private: false,
         doc: "".into(),
         origin: ("".into(), 0),
+        tier: None,
     }
 }
 
@@ -600,6 +606,7 @@ impl<'a> Lowering<'a> {
             body,
             private,
             doc,
+            tier: None,
         };
         let id = match decl.and_then(|d| self.agent_funs.get(&d).copied()) {
             Some(id) => {

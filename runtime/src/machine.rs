@@ -176,6 +176,14 @@ pub struct Ctx {
     /// overflow the stack (§9.21 requires the panic `call depth limit exceeded` instead).
     pub(crate) stack_base: usize,
     pub(crate) stack_budget: usize,
+    /// Above zero while a call the integer tier gave up on runs again on the tree walker:
+    /// the calls it makes stay there, so a give-up deep in a recursion is not met again at
+    /// every level above it.
+    pub(crate) tier_off: u32,
+    /// Why the integer tier stopped, when a run must stop (interrupted, out of steps).
+    pub(crate) tier_stop: Option<Ctl>,
+    /// The integer tier's register stack, kept for its allocation.
+    pub(crate) tier_regs: Vec<f64>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -208,6 +216,9 @@ impl Ctx {
             active: Vec::new(),
             stack_base: 0,
             stack_budget: usize::MAX,
+            tier_off: 0,
+            tier_stop: None,
+            tier_regs: Vec::new(),
         }
     }
 
