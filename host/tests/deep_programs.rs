@@ -155,3 +155,34 @@ fn long_else_if_and_operator_chains_run() {
         assert_eq!(text(&out.stdout), expected, "{args:?}");
     }
 }
+
+#[test]
+fn long_runs_of_use_statements_run_or_reach_the_depth_panic() {
+    const LENGTH: usize = 30_000;
+    let catch = "  use handler { request panic(msg: string) { break msg } }\n";
+    let handlers = format!(
+        "request ask() -> integer\nagent main() -> unknown {{\n{catch}{}  ask()\n}}\n",
+        "  use handler { request ask() { next 1 } }\n".repeat(LENGTH)
+    );
+    let providers = format!(
+        "agent p(continuation: agent (value: integer) -> integer) -> integer {{ continuation(value = 1) }}\n\
+         agent main() -> unknown {{\n{catch}{}  x1\n}}\n",
+        (0..LENGTH)
+            .map(|i| format!("  let x{i}: integer = use p\n"))
+            .collect::<String>()
+    );
+    let dir = Scratch::new(
+        "uses",
+        &[("handlers.kt", handlers), ("providers.kt", providers)],
+    );
+    // A handler installed is not a call; each provider `use` is one (§9.20), so 30,000 of them
+    // reach the call depth limit, which the panic clause catches.
+    for (file, expected) in [
+        ("handlers.kt", "1\n"),
+        ("providers.kt", "call depth limit exceeded\n"),
+    ] {
+        let out = dir.run(&[file]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), expected, "{file}");
+    }
+}

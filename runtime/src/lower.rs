@@ -688,7 +688,13 @@ impl<'a> Lowering<'a> {
     // Blocks
     // -----------------------------------------------------------------------------------
 
+    /// A block; its `use` statements nest the rest of it, so a long run of them recurses as
+    /// deep as it is long (on a grown stack).
     fn block(&mut self, items: &[ast::Item]) -> Expr {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.block_unguarded(items))
+    }
+
+    fn block_unguarded(&mut self, items: &[ast::Item]) -> Expr {
         let mut stmts = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let last = i + 1 == items.len();
