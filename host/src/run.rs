@@ -126,7 +126,7 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
         .get(&entry)
         .map(|s| s.params.clone())
         .unwrap_or_default();
-    let mut object = argument_object(opts)?;
+    let mut object = stacker::grow(ARGUMENT_STACK, || argument_object(opts))?;
 
     let host = Arc::new(CliHost::new(
         Paths::from_env(),
@@ -168,21 +168,17 @@ fn run_inner(opts: &RunOptions, host_slot: &OnceLock<Arc<CliHost>>) -> Result<St
         object.insert(p.name.clone(), value);
     }
 
-    let args = decode_arguments(&machine, &qualified, object)?;
     let callee = machine
         .by_name
         .get(qualified.as_str())
         .cloned()
         .ok_or_else(|| failed("panic: internal: the entry agent did not lower"))?;
-    // A value bound to a parameter declared `… of private` is private, and so is every part
-    // its type marks `of private` (§8.6 rule 2).
-    let labelled: Vec<(Arc<str>, Value)> = match &args.v {
-        V::Record(rec) => rec
-            .iter()
-            .map(|(k, v)| (k.clone(), param_mask(&machine, &callee, k).apply(v.clone())))
-            .collect(),
-        _ => Vec::new(),
-    };
+    // Decoded, marked and the decoded record dropped on the argument stack (deep argument JSON
+    // makes deep values, whose drop recurses).
+    let labelled = stacker::grow(ARGUMENT_STACK, || {
+        let args = decode_arguments(&machine, &qualified, object)?;
+        Ok::<_, Failure>(entry_arguments(&machine, &callee, &args))
+    })?;
     let outcome = evaluate(machine, callee, labelled, opts.json)?;
     if let Some(message) = host.fatal() {
         return Err(usage(message));
@@ -235,11 +231,38 @@ fn argument_object(
             return Err(usage(format!("-a expects NAME=VALUE, got `{a}`")));
         };
         // JSON when it parses, a string otherwise: `-a n=42` is an integer, `-a 'n="42"'` a string.
-        let value = serde_json::from_str(value)
-            .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+        let value =
+            parse_json(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
         object.insert(name.to_string(), value);
     }
     Ok(object)
+}
+
+/// The entry's labelled arguments: a value bound to a parameter declared `… of private` is
+/// private, and so is every part its type marks `of private` (§8.6 rule 2).
+fn entry_arguments(machine: &Machine, callee: &Value, args: &Value) -> Vec<(Arc<str>, Value)> {
+    let mut labelled: Vec<(Arc<str>, Value)> = match &args.v {
+        V::Record(rec) => rec
+            .iter()
+            .map(|(k, v)| (k.clone(), param_mask(machine, callee, k).apply(v.clone())))
+            .collect(),
+        _ => Vec::new(),
+    };
+    // A default bound at the entry is bound to the parameter too: marked the same way.
+    if let V::Callable(c) = &callee.v
+        && let katari_runtime::callable::Callable::Agent { fun, .. } = &**c
+        && let Some(f) = machine.funs.get(fun.0 as usize)
+    {
+        for p in &f.params {
+            if let Some(default) = &p.default
+                && !p.mask.is_public()
+                && !labelled.iter().any(|(k, _)| *k == p.name)
+            {
+                labelled.push((p.name.clone(), p.mask.apply(default.clone())));
+            }
+        }
+    }
+    labelled
 }
 
 /// Wire-decodes the argument object and validates it against the entry's input schema.
@@ -374,11 +397,27 @@ pub(crate) fn failure(c: Control) -> Failure {
     }
 }
 
+/// The stack argument JSON is parsed, decoded and dropped on: serde_json's parser and
+/// `serde_json::Value`'s drop recurse once per level of nesting, and argument JSON has no depth
+/// limit of its own.
+const ARGUMENT_STACK: usize = 256 * 1024 * 1024;
+
+/// JSON text without serde_json's limit of 128 levels (on [`ARGUMENT_STACK`] when called through
+/// [`argument_object`]).
+fn parse_json(text: &str) -> serde_json::Result<serde_json::Value> {
+    use serde::Deserialize as _;
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = serde_json::Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
 fn parse_object(
     text: &str,
     flag: &str,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Failure> {
-    match serde_json::from_str::<serde_json::Value>(text) {
+    match parse_json(text) {
         Ok(serde_json::Value::Object(m)) => Ok(m),
         Ok(_) => Err(usage(format!("{flag} must be a JSON object"))),
         Err(e) => Err(usage(format!("{flag} is not valid JSON: {e}"))),

@@ -186,3 +186,40 @@ fn long_runs_of_use_statements_run_or_reach_the_depth_panic() {
         assert_eq!(text(&out.stdout), expected, "{file}");
     }
 }
+
+#[test]
+fn deeply_nested_argument_json_is_taken_as_json() {
+    let dir = Scratch::new(
+        "arguments",
+        &[
+            (
+                "depth.kt",
+                "agent main(x: unknown) -> integer {\n\
+                 \x20 for (let i in array.range(start = 0, end = 1000000), var v: unknown = x) {\n\
+                 \x20   match (v) {\n\
+                 \x20     case array([inner]) -> { next null with { v = inner } }\n\
+                 \x20     case _ -> { break i }\n\
+                 \x20   }\n\
+                 \x20 } then { -1 }\n\
+                 }\n"
+                .to_string(),
+            ),
+            ("deep.json", format!("{{\"x\": {}}}", wire(DEPTH))),
+        ],
+    );
+    let shallow = format!("x={}", wire(200));
+    for (args, expected) in [
+        (
+            vec!["depth.kt", "-a", shallow.as_str()],
+            "200\n".to_string(),
+        ),
+        (
+            vec!["depth.kt", "--arg-file", "deep.json"],
+            format!("{DEPTH}\n"),
+        ),
+    ] {
+        let out = dir.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), expected);
+    }
+}
