@@ -119,16 +119,32 @@ fn qualifier_words(tokens: &[(Token<'_>, Span)]) -> Vec<String> {
 fn integer_warnings(file: FileId, tokens: &[(Token<'_>, Span)], diagnostics: &mut Vec<Diagnostic>) {
     for (token, s) in tokens {
         if let Token::Int(digits) = token
-            && digits.parse::<f64>().is_ok_and(|v| v > MAX_SAFE_INTEGER)
+            && let Ok(value) = digits.parse::<f64>()
+            && value > MAX_SAFE_INTEGER
         {
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::K1002,
-                    format!("integer literal {digits} is beyond 2^53-1 and will be rounded"),
-                    file,
-                    *s,
+            // Some literals past 2^53-1 are exact (2^53 itself); most round to a neighbour.
+            let nearest = if !value.is_finite() {
+                "Infinity".to_string()
+            } else if value < 1e21 {
+                format!("{}", value as u128)
+            } else {
+                format!("{value:e}").replace('e', "e+")
+            };
+            let exact = nearest == digits.trim_start_matches('0');
+            let (message, label) = if exact {
+                (
+                    format!("integer literal {digits} is beyond 2^53-1"),
+                    "exact, but integers from here on are not all representable".to_string(),
                 )
-                .with_label("not exactly representable")
+            } else {
+                (
+                    format!("integer literal {digits} is beyond 2^53-1 and will be rounded"),
+                    format!("rounded to {nearest}"),
+                )
+            };
+            diagnostics.push(
+                Diagnostic::new(Code::K1002, message, file, *s)
+                .with_label(label)
                 .with_help(
                     "integers are binary64 values; write a number literal if rounding is intended",
                 ),
