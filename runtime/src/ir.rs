@@ -44,7 +44,8 @@ pub struct Fun {
     /// and its place among that agent's nested functions (0 for the agent itself). Stable while
     /// the agent's text is, so a REPL can carry closures from one lowering to the next.
     pub origin: (Arc<str>, u32),
-    /// The agent's integer form, when it has one ([`crate::tier`]).
+    /// The agent's integer form, when it has one ([`crate::tier`]), compiled from `body` at
+    /// lowering: whoever rewrites `body` afterwards (the REPL's restored `let`s) clears it.
     pub tier: Option<Box<crate::tier::IntFun>>,
 }
 

@@ -1033,6 +1033,8 @@ fn restore(
         return Some(Vec::new());
     }
     let f = machine.funs.get_mut(fun.0 as usize)?;
+    // The body is rewritten below: an integer form compiled from the old one would run instead.
+    f.tier = None;
     let Expr::Block(stmts, tail) = std::mem::replace(&mut f.body, Expr::Const(Value::NULL)) else {
         return None;
     };
