@@ -2,45 +2,15 @@
 //! programs, mutated at the token level, are loaded, checked and — when clean — run with a step
 //! limit and a small call-depth limit, in a bounded property test.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use katari_lang::check::{self, Natives};
 use katari_lang::lexer::lex;
-use katari_lang::load::{MemoryFs, PreludeSource, load_program};
 use katari_lang::source::FileId;
-use katari_runtime::ir::{Answer, RequestInfo};
-use katari_runtime::machine::{Ctx, Escalation, Host};
-use katari_runtime::value::Value;
+use katari_runtime::machine::Ctx;
 use proptest::prelude::*;
-
-/// A host that prints nowhere, knows no secrets and answers nothing.
-struct QuietHost;
-
-impl Host for QuietHost {
-    fn print(&self, _: &str) {}
-    fn eprint(&self, _: &str) {}
-    fn secret(&self, _: &str) -> Result<Option<String>, String> {
-        Ok(None)
-    }
-    fn project_env(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-    fn blob_dir(&self) -> PathBuf {
-        std::env::temp_dir().join("katari-eval-no-panic-blobs")
-    }
-    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
-        Escalation::NoAnswer
-    }
-}
-
-struct Table<'a>(&'a katari_runtime::native::NativeTable);
-
-impl Natives for Table<'_> {
-    fn has(&self, name: &str) -> bool {
-        self.0.get(name).is_some() || katari_prelude::natives::DEFERRED.contains(&name)
-    }
-}
 
 fn seeds() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -119,28 +89,9 @@ fn mutate(text: &str, edits: &[(u8, usize, usize)]) -> String {
 
 /// Loads, checks and, when clean, runs `main` with limits; returns whether it ran.
 fn load_and_run(text: &str) -> bool {
-    let prelude: Vec<PreludeSource<'_>> = katari_prelude::FILES
-        .iter()
-        .map(|f| PreludeSource {
-            module: f.module,
-            path: f.path,
-            text: f.text,
-        })
-        .collect();
-    let fs = MemoryFs::new().with("/fuzz/prog.kt", text.as_bytes().to_vec());
-    let program = load_program(Path::new("/fuzz/prog.kt"), &fs, &prelude);
-    let table = katari_prelude::natives::table();
-    let checked = check::check_program(&program, &Table(&table));
-    if program.has_errors() || checked.diagnostics.iter().any(|d| d.is_error()) {
+    let Ok(mut machine) = common::lowered("/fuzz/prog.kt", text) else {
         return false;
-    }
-    let mut machine = katari_runtime::lower::lower(
-        &program,
-        &checked,
-        &table,
-        katari_prelude::natives::deferred,
-        Arc::new(QuietHost),
-    );
+    };
     machine.step_limit = 20_000;
     machine.max_depth = 300;
     let machine = Arc::new(machine);

@@ -2,74 +2,16 @@
 //! give exactly the same results — values, kinds, panics — with the tier as on the tree walker
 //! alone, and the agents those programs define do run in the tier.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::sync::Arc;
 
-use katari_lang::check::{self, Natives};
-use katari_lang::load::{MemoryFs, PreludeSource, load_program};
-use katari_runtime::ir::{Answer, RequestInfo};
-use katari_runtime::machine::{Ctx, Escalation, Host, Machine};
-use katari_runtime::value::Value;
+use katari_runtime::machine::{Ctx, Machine};
 use proptest::prelude::*;
-
-struct QuietHost;
-
-impl Host for QuietHost {
-    fn print(&self, _: &str) {}
-    fn eprint(&self, _: &str) {}
-    fn secret(&self, _: &str) -> Result<Option<String>, String> {
-        Ok(None)
-    }
-    fn project_env(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-    fn blob_dir(&self) -> PathBuf {
-        std::env::temp_dir().join("katari-integer-tier-blobs")
-    }
-    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
-        Escalation::NoAnswer
-    }
-}
-
-struct Table<'a>(&'a katari_runtime::native::NativeTable);
-
-impl Natives for Table<'_> {
-    fn has(&self, name: &str) -> bool {
-        self.0.get(name).is_some() || katari_prelude::natives::DEFERRED.contains(&name)
-    }
-}
 
 /// Lowers a program that must check cleanly.
 fn lowered(text: &str) -> Machine {
-    let prelude: Vec<PreludeSource<'_>> = katari_prelude::FILES
-        .iter()
-        .map(|f| PreludeSource {
-            module: f.module,
-            path: f.path,
-            text: f.text,
-        })
-        .collect();
-    let fs = MemoryFs::new().with("/tier/prog.kt", text.as_bytes().to_vec());
-    let program = load_program(Path::new("/tier/prog.kt"), &fs, &prelude);
-    let table = katari_prelude::natives::table();
-    let checked = check::check_program(&program, &Table(&table));
-    let errors: Vec<String> = checked
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| d.message.clone())
-        .collect();
-    assert!(
-        !program.has_errors() && errors.is_empty(),
-        "{errors:?} in:\n{text}"
-    );
-    katari_runtime::lower::lower(
-        &program,
-        &checked,
-        &table,
-        katari_prelude::natives::deferred,
-        Arc::new(QuietHost),
-    )
+    common::lowered("/tier/prog.kt", text).unwrap_or_else(|errors| panic!("{errors:?} in:\n{text}"))
 }
 
 /// Runs `main` and describes its outcome (value with kinds and flags, or the failure).

@@ -1855,15 +1855,7 @@ fn quick_bool(frame: &[Value], e: &Expr) -> Option<bool> {
     match e {
         Expr::Binary(op, l, r) => {
             let (x, y) = (int_operand(frame, l)?, int_operand(frame, r)?);
-            match op {
-                BinOp::Lt => Some(x < y),
-                BinOp::Le => Some(x <= y),
-                BinOp::Gt => Some(x > y),
-                BinOp::Ge => Some(x >= y),
-                BinOp::Eq => Some(x == y),
-                BinOp::NotEq => Some(x != y),
-                _ => None,
-            }
+            compare(*op, x, y)
         }
         Expr::Local(s) => match frame[*s as usize].v {
             V::Bool(b) => Some(b.get()),
@@ -2058,23 +2050,39 @@ fn int_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
         BinOp::Add => int(x + y),
         BinOp::Sub => int(x - y),
         BinOp::Mul => int(x * y),
-        // Below 2^53 the remainder of two integers is exact in i64.
-        BinOp::Mod if y != 0.0 && x.abs() < 9.0e15 && y.abs() < 9.0e15 => {
-            let (a, b) = (x as i64, y as i64);
-            let r = a % b;
-            let r = if r != 0 && ((r < 0) != (b < 0)) {
-                r + b
-            } else {
-                r
-            };
-            Value::int(r as f64)
-        }
-        BinOp::Lt => Value::bool(x < y),
-        BinOp::Le => Value::bool(x <= y),
-        BinOp::Gt => Value::bool(x > y),
-        BinOp::Ge => Value::bool(x >= y),
-        BinOp::Eq => Value::bool(x == y),
-        BinOp::NotEq => Value::bool(x != y),
+        BinOp::Mod => Value::int(int_remainder(x, y)?),
+        _ => Value::bool(compare(op, x, y)?),
+    })
+}
+
+/// The floor remainder of two integers when it is computed exactly in `i64` (operands below
+/// 2^53, divisor not zero); `None` leaves the case to [`binary`]. Shared with the integer tier.
+#[inline(always)]
+pub(crate) fn int_remainder(x: f64, y: f64) -> Option<f64> {
+    // NaN fails every comparison.
+    if !(y != 0.0 && x.abs() < 9.0e15 && y.abs() < 9.0e15) {
+        return None;
+    }
+    let (a, b) = (x as i64, y as i64);
+    let r = a % b;
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    } as f64)
+}
+
+/// A comparison operator's truth on two numbers; `None` for other operators. Shared with the
+/// integer tier.
+#[inline(always)]
+pub(crate) fn compare(op: BinOp, x: f64, y: f64) -> Option<bool> {
+    Some(match op {
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        BinOp::Eq => x == y,
+        BinOp::NotEq => x != y,
         _ => return None,
     })
 }

@@ -115,27 +115,23 @@ const STOP: f64 = f64::NAN;
 pub fn compile(funs: &[Fun]) -> Vec<Option<Box<IntFun>>> {
     let mut ok: Vec<bool> = funs.iter().map(eligible).collect();
     loop {
+        let forms: Vec<Option<Box<IntFun>>> = funs
+            .iter()
+            .zip(&ok)
+            .map(|(f, &ok_f)| ok_f.then(|| form(f, funs, &ok).map(Box::new)).flatten())
+            .collect();
         let mut changed = false;
-        for (i, f) in funs.iter().enumerate() {
-            if ok[i] && form(f, funs, &ok).is_none() {
-                ok[i] = false;
+        for (ok_f, form) in ok.iter_mut().zip(&forms) {
+            if *ok_f && form.is_none() {
+                *ok_f = false;
                 changed = true;
             }
         }
+        // A round that drops nothing built every form against the final set.
         if !changed {
-            break;
+            return forms;
         }
     }
-    funs.iter()
-        .enumerate()
-        .map(|(i, f)| {
-            if ok[i] {
-                form(f, funs, &ok).map(Box::new)
-            } else {
-                None
-            }
-        })
-        .collect()
 }
 
 /// An agent's integer form, when its body has one and calls only agents marked in `ok`.
@@ -227,6 +223,7 @@ impl Lower<'_> {
     fn opd(&self, e: &Expr) -> Option<Opd> {
         Some(match e {
             Expr::Local(s) if *s < self.slots => Opd::Local(*s),
+            Expr::Local(_) => return None,
             Expr::Const(v) => Opd::Const(int(v)?),
             _ => Opd::Expr(Box::new(self.expr(e)?)),
         })
@@ -436,17 +433,10 @@ impl Gen {
     }
 }
 
-/// A comparison's truth.
+/// A comparison's truth (the code holds comparison operators only).
 #[inline(always)]
 fn compare(op: BinOp, x: f64, y: f64) -> bool {
-    match op {
-        BinOp::Lt => x < y,
-        BinOp::Le => x <= y,
-        BinOp::Gt => x > y,
-        BinOp::Ge => x >= y,
-        BinOp::Eq => x == y,
-        _ => x != y,
-    }
+    crate::eval::compare(op, x, y) == Some(true)
 }
 
 impl Ctx {
@@ -609,19 +599,7 @@ fn arith(op: BinOp, x: f64, y: f64) -> f64 {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,
         BinOp::Mul => x * y,
-        _ => {
-            // NaN fails every comparison: a stopped operand stops here too.
-            if !(y != 0.0 && x.abs() < 9.0e15 && y.abs() < 9.0e15) {
-                return STOP;
-            }
-            let (a, b) = (x as i64, y as i64);
-            let r = a % b;
-            return if r != 0 && ((r < 0) != (b < 0)) {
-                r + b
-            } else {
-                r
-            } as f64;
-        }
+        _ => return crate::eval::int_remainder(x, y).unwrap_or(STOP),
     };
     if !r.is_finite() {
         // Infinity, or NaN from a stopped operand or from infinities meeting.
