@@ -349,18 +349,11 @@ impl Session {
                 )
                 .collect();
             supersede(&mut decls, &names);
-            match &imported {
-                Some((module, _)) => introduced.extend(
-                    names
-                        .iter()
-                        .map(|n| (n.to_string(), format!("imported from {module}"))),
-                ),
-                None => introduced.extend(
-                    names
-                        .iter()
-                        .map(|n| (n.to_string(), format!("the {}", kind_word(decl)))),
-                ),
-            }
+            let what = match &imported {
+                Some((module, _)) => format!("imported from {module}"),
+                None => format!("the {}", kind_word(decl)),
+            };
+            introduced.extend(names.iter().map(|n| (n.to_string(), what.clone())));
             if let Some(n) = &name {
                 added.push((n.clone(), kind_word(decl), existed));
             }
