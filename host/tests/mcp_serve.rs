@@ -632,32 +632,53 @@ fn the_public_url_replaces_the_base_and_lifts_the_host_guard() {
     );
 }
 
-const ABANDON: &str = r#"
+const FENCED: &str = r#"
 agent fail() -> string with prelude.throw[mcp.server_error] {
   prelude.throw(error = mcp.server_error(message = "no"))
 }
 
-agent hold(url: string) -> string {
+agent boom(value: integer) -> integer { value % 0 }
+
+agent hold(url: string, seconds: integer) -> string {
   console.print(text = url)
-  let waited = for (let i in array.range(start = 0, end = 1200)) { time.sleep(milliseconds = 100) }
+  let waited = for (let i in array.range(start = 0, end = seconds * 10)) { time.sleep(milliseconds = 100) }
   "released"
 }
 
-agent main() -> string {
-  use handler { request prelude.throw(error: mcp.server_error) -> never { break f"caught: ${error.message}" } }
-  mcp.serve(tools = { fail = fail }, subscriber = hold)
+data refused(reason: string)
+
+agent main(seconds: integer) -> string with io | prelude.throw[refused] {
+  use handler {
+    request prelude.throw(error: refused) -> never { break f"caught outside: ${error.reason}" }
+    request panic(msg: string) { break f"panic caught outside: ${msg}" }
+  }
+  mcp.serve(tools = { fail = fail, boom = boom }, subscriber = hold(seconds = seconds, url = _))
 }
 "#;
 
+// A served tool's throw is the reply of its call (`isError` with the payload), never a request
+// for the handlers around `serve`: its `prelude.throw` row is not part of `serve`'s, so those
+// handlers were checked against other payloads (here `refused`). Its panic is the −32603 reply,
+// not the ambient clause around `serve`. The subscriber runs on, undisturbed.
 #[test]
-fn a_served_throw_caught_around_serve_ends_the_serve_call() {
-    let script = scratch_script("abandon.kt", ABANDON);
-    let served = Served::start(&script, &[], &[]);
-    let r = call(&served.url, "fail", json!({}));
-    assert_eq!(r.status, 410, "{}", r.body);
-    assert_eq!(r.json()["error"]["code"], -32000);
+fn a_served_tools_throw_and_panic_are_its_replies_not_the_handlers_around_serve() {
+    let script = scratch_script("fenced.kt", FENCED);
+    let served = Served::start(&script, &["-a", "seconds=2"], &[]);
+    let r = call(&served.url, "fail", json!({})).json();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        r#"{"$constructor":"prelude.mcp.server_error","value":{"message":"no"}}"#
+    );
+    let r = call(&served.url, "boom", json!({"value": 1})).json();
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert_eq!(r["error"]["message"], "the tool call failed");
     let (out, err) = served.finish_with_stdout();
-    assert_eq!((out.as_str(), err.as_str()), ("caught: no\n", ""));
+    assert_eq!(out, "released\n");
+    assert_eq!(
+        err,
+        "mcp.serve: tool \"boom\" failed: panic: modulo by zero\n"
+    );
 }
 
 const CLOSURES: &str = r#"

@@ -413,6 +413,9 @@ impl Ctx {
                 let frame = frame.clone();
                 return self.run_clause(m, &frame, ci, args);
             }
+            if frame.fence && Some(request) == m.throw_request {
+                break;
+            }
             cur = frame.parent.as_ref();
         }
         let info = &m.requests[request as usize];
@@ -603,6 +606,9 @@ impl Ctx {
                     Ok(_) => ctl(Control::Failed("internal: panic clause resumed".into())),
                 };
             }
+            if frame.fence {
+                break;
+            }
             cur = frame.parent.clone();
         }
         ctl(Control::Failed(msg))
@@ -624,6 +630,7 @@ impl Ctx {
             panic_captures,
             state: Mutex::new(state),
             parent: self.handlers.clone(),
+            fence: false,
         });
         let saved = self.handlers.replace(hf.clone());
         let result = self.eval(m, frame, &h.body);

@@ -140,6 +140,9 @@ pub(crate) struct HFrame {
     /// The `var` state; the lock also serialises the clauses of a sequential handler.
     pub state: Mutex<Vec<Value>>,
     pub parent: Option<Arc<HFrame>>,
+    /// A fence (no clauses): `prelude.throw` and panics stop here unhandled instead of reaching
+    /// the frames beyond it. `mcp.serve` puts one under its served calls (`Ctx::fenced`).
+    pub fence: bool,
 }
 
 /// The evaluation context of one thread of evaluation.
@@ -233,6 +236,32 @@ impl Ctx {
     pub fn fork_with(&self, cancel: Option<Arc<AtomicBool>>) -> Ctx {
         let mut c = self.fork();
         c.cancel = cancel;
+        c
+    }
+
+    /// A fork whose handlers sit behind a fence: its other requests reach this context's
+    /// handlers, but its throws and panics stop at the fence, unhandled, as the outcome of what
+    /// it runs. A tool served by `mcp.serve` may throw what the handlers around the `serve` call
+    /// were never checked against (its `prelude.throw` row is not part of `serve`'s), and its
+    /// outcome is the reply of its MCP call (`prelude.md` §14.6).
+    pub fn fenced(&self) -> Ctx {
+        let mut c = self.fork();
+        c.handlers = Some(Arc::new(HFrame {
+            id: 0,
+            handle: Arc::new(crate::ir::Handle {
+                parallel: true,
+                vars: Vec::new(),
+                clauses: Vec::new(),
+                panic: None,
+                body: crate::ir::Expr::Const(Value::NULL),
+                then: None,
+            }),
+            captures: Vec::new(),
+            panic_captures: None,
+            state: Mutex::new(Vec::new()),
+            parent: self.handlers.clone(),
+            fence: true,
+        }));
         c
     }
 

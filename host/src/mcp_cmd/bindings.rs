@@ -237,7 +237,13 @@ fn map_typed(kind: &str, object: &serde_json::Map<String, Json>) -> Option<Strin
             _ => None,
         },
         "object" => {
-            if let Some(properties) = object.get("properties") {
+            // `properties: {}` beside a schema-valued `additionalProperties` names no field: the
+            // object is a map, as if `properties` were absent (generators write both).
+            let values = object.get("additionalProperties").filter(|v| v.is_object());
+            let fields = object
+                .get("properties")
+                .filter(|p| values.is_none() || p.as_object().is_none_or(|p| !p.is_empty()));
+            if let Some(properties) = fields {
                 let properties = properties.as_object()?;
                 let required = required_names(object);
                 let mut fields = Vec::with_capacity(properties.len());
@@ -255,10 +261,7 @@ fn map_typed(kind: &str, object: &serde_json::Map<String, Json>) -> Option<Strin
                 }
                 return Some(format!("{{{}}}", fields.join(", ")));
             }
-            match object.get("additionalProperties") {
-                Some(values @ Json::Object(_)) => Some(format!("record[{}]", map_schema(values)?)),
-                _ => None,
-            }
+            Some(format!("record[{}]", map_schema(values?)?))
         }
         _ => None,
     }

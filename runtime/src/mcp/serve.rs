@@ -112,7 +112,8 @@ pub fn serve(
     let (release, released) = watch::channel(false);
     let endpoint = Arc::new(Endpoint {
         toolset,
-        pool: Pool::new(ctx),
+        // Served calls run behind a fence: their throws and panics are their replies.
+        pool: Pool::new(&ctx.fenced()),
         released,
         machine: ctx.m.clone(),
         host: ctx.m.host.clone(),

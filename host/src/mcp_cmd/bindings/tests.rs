@@ -116,6 +116,23 @@ fn arrays_objects_records_and_unions() {
             .as_deref(),
         Some("record[number]")
     );
+    // Generators (pydantic's `dict[str, T]`, zod's `record`) often write an empty `properties`
+    // beside the value schema: still a map, not the empty object type.
+    assert_eq!(
+        map_schema(&json!({"type": "object", "properties": {}, "additionalProperties": {"type": "integer"}}))
+            .as_deref(),
+        Some("record[integer]")
+    );
+    // Named fields beside a value schema cannot be written as one type: the fields win.
+    assert_eq!(
+        map_schema(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": {"type": "integer"}}))
+            .as_deref(),
+        Some("{a: string}")
+    );
+    assert_eq!(
+        map_schema(&json!({"type": "object", "properties": {}})).as_deref(),
+        Some("{}")
+    );
     assert_eq!(
         map_schema(&json!({"anyOf": [{"type": "string"}, {"type": "null"}]})).as_deref(),
         Some("string | null")
