@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use katari_runtime::control::{Ctl, panic};
 use katari_runtime::machine::Ctx;
-use katari_runtime::mcp::client::{Auth, Descriptor};
+use katari_runtime::mcp::client::{Auth, Descriptor, McpFailure};
 use katari_runtime::mcp::tool;
 use katari_runtime::value::{V, Value};
 use katari_runtime::wire::tree_to_json;
@@ -90,7 +90,22 @@ fn call(ctx: &mut Ctx, a: &mut Args<'_>) -> R {
     let arguments = match tree_to_json(a.get(3)) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(serde_json::Value::Null) => serde_json::Map::new(),
-        Ok(_) => return Err(a.fail("arguments must be a json_object (or json_null for none)")),
+        // MCP carries a tool's arguments as an object: anything else cannot be sent, and the
+        // server would refuse it. Nothing else is checked here (§14.5): this is the refusal the
+        // server would give, as the same typed throw, without the round trip.
+        Ok(other) => {
+            let kind = match other {
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            let message = format!(
+                "cannot send tools/call \"{name}\" to MCP server '{}': its arguments must be a JSON object (json_object, or json_null for none), not {kind}",
+                d.url
+            );
+            return Err(tool::fail(ctx, McpFailure::Server(message)));
+        }
         Err(katari_runtime::wire::TreeError::NonFinite) => {
             return Err(panic("a non-finite number has no JSON representation"));
         }
