@@ -2,7 +2,7 @@
 //! generic parameters and their bounds, defaults (K3001), reactors (K3018, K5001, K5002) and
 //! synonym cycles (K3010). Written types are lowered by `lower`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::lower::{Kind, TyScope};
 use super::{Checker, qualified};
@@ -613,7 +613,7 @@ impl Checker<'_> {
 
     fn synonym_cycle(&self, start: DeclRef, d: &ast::Synonym) -> bool {
         let mut stack = vec![(start, &d.ty)];
-        let mut seen = vec![start];
+        let mut seen = HashSet::from([start]);
         while let Some((owner, ty)) = stack.pop() {
             let file = self.file_of(owner.module);
             let mut refs = Vec::new();
@@ -625,8 +625,7 @@ impl Checker<'_> {
                     if target == start {
                         return true;
                     }
-                    if !seen.contains(&target) {
-                        seen.push(target);
+                    if seen.insert(target) {
                         stack.push((target, &s.ty));
                     }
                 }

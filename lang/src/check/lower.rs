@@ -11,7 +11,7 @@ use super::{Checker, qualified};
 use crate::ast::{self, GenericKind, TypeAtom, TypeKind};
 use crate::diag::Code;
 use crate::resolve::{DeclRef, Resolution};
-use crate::source::FileId;
+use crate::source::{FileId, Span};
 use crate::types::*;
 
 /// The kind of thing a type expression must denote at its position.
@@ -91,9 +91,25 @@ impl Checker<'_> {
 
     /// Lowers a type expression in the kind its position needs.
     pub(crate) fn lower_any(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
-        stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
+        if self.expansion.depth == 0 {
+            self.expansion = Expansion::default();
+        }
+        if !self.expanding.is_empty() {
+            if self.expansion.over {
+                return fallback(kind);
+            }
+            self.expansion.parts += 1;
+            if self.expansion.parts > EXPANSION_LIMIT {
+                self.expansion.over = true;
+                return fallback(kind);
+            }
+        }
+        self.expansion.depth += 1;
+        let out = stacker::maybe_grow(super::RED_ZONE, super::STACK_CHUNK, || {
             self.lower_any_unguarded(scope, t, kind)
-        })
+        });
+        self.expansion.depth -= 1;
+        out
     }
 
     fn lower_any_unguarded(&mut self, scope: &TyScope, t: &ast::Type, kind: Kind) -> GenArg {
@@ -384,7 +400,7 @@ impl Checker<'_> {
                     }
                     GenArg::Effect(Row::single(r, lowered))
                 } else {
-                    self.expand_synonym(r, lowered, kind)
+                    self.expand_synonym(r, lowered, kind, (file, t.span))
                 }
             }
             _ => self.failed(kind),
@@ -425,7 +441,14 @@ impl Checker<'_> {
         }
     }
 
-    fn expand_synonym(&mut self, r: DeclRef, args: Vec<GenArg>, kind: Kind) -> GenArg {
+    /// Expands a use of the synonym `r` (written at `at`) with its lowered arguments.
+    fn expand_synonym(
+        &mut self,
+        r: DeclRef,
+        args: Vec<GenArg>,
+        kind: Kind,
+        at: (FileId, Span),
+    ) -> GenArg {
         if self.expanding.contains(&r) {
             return self.failed(kind); // reported as K3010 at the declaration
         }
@@ -437,9 +460,30 @@ impl Checker<'_> {
         for (g, a) in generics.into_iter().zip(args.iter().cloned()) {
             scope.subst.insert(g, a);
         }
-        self.expanding.push(r);
+        self.expanding.insert(r);
         let out = self.lower_any(&scope, &s.ty, kind);
-        self.expanding.pop();
+        self.expanding.remove(&r);
+        // Synonyms are copied into every use, so a few lines can describe a type of any size
+        // (`type t1 = [t0, t0]`, `type t2 = [t1, t1]`, …): past the limit the use fails here,
+        // once per type expression, before the copies exhaust time and memory.
+        if self.expansion.over || !out.fits(EXPANSION_LIMIT) {
+            if self.expanding.is_empty() && !self.expansion.reported {
+                self.expansion.reported = true;
+                let (file, span) = at;
+                self.error(
+                    Code::K3011,
+                    file,
+                    span,
+                    format!(
+                        "the type `{}` is too large: its expansion has more than {EXPANSION_LIMIT} parts",
+                        s.name.text
+                    ),
+                )
+                .set_label("expanded here")
+                .set_help("a synonym is copied into every type that uses it; declare a data type for the repeated part (data types are not copied)");
+            }
+            return self.failed(kind);
+        }
         // Remembered for rendering: a synonym is shown by name (§10.5).
         match out {
             GenArg::Type(mut ty) if ty.kind != TyKind::Error => {
@@ -455,6 +499,24 @@ impl Checker<'_> {
             other => other,
         }
     }
+}
+
+/// The most parts (nested types, counted as they are lowered and in the result) one type
+/// expression may reach by expanding synonyms: far beyond any type a person writes, and small
+/// enough that checking a type of this size stays quick.
+pub(crate) const EXPANSION_LIMIT: usize = 100_000;
+
+/// The size guard of synonym expansion, reset at each outermost type expression.
+#[derive(Default)]
+pub(crate) struct Expansion {
+    /// How deep `lower_any` is nested (0: between type expressions).
+    depth: u32,
+    /// Parts lowered inside synonym expansions so far.
+    parts: usize,
+    /// The limit was passed: every further part fails at once.
+    over: bool,
+    /// The K3011 of this type expression has been reported.
+    reported: bool,
 }
 
 /// What a type expression that failed to lower stands for: the error type, or the neutral row or

@@ -84,8 +84,12 @@ pub(crate) struct Checker<'p> {
     natives: &'p dyn Natives,
     pub(crate) out: Checked,
     agent_state: HashMap<DeclRef, AgentState>,
-    /// Synonyms currently being expanded (cycle detection, K3010).
-    expanding: Vec<DeclRef>,
+    /// Synonyms currently being expanded (cycle detection, K3010); a set, because a chain of
+    /// synonyms can be thousands long.
+    expanding: HashSet<DeclRef>,
+    /// The size guard of synonym expansion (`lower::EXPANSION_LIMIT`), for the type expression
+    /// being lowered.
+    pub(crate) expansion: lower::Expansion,
     next_infer: u32,
     next_synthetic: u32,
     /// Types of locals, by resolver id.
@@ -112,7 +116,8 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
         natives,
         out: Checked::default(),
         agent_state: HashMap::new(),
-        expanding: Vec::new(),
+        expanding: HashSet::new(),
+        expansion: lower::Expansion::default(),
         next_infer: 0,
         next_synthetic: u32::MAX / 2,
         locals: HashMap::new(),

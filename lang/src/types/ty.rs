@@ -198,7 +198,28 @@ pub struct Row {
     pub all: bool,
 }
 
+impl GenArg {
+    /// Whether this argument has at most `limit` parts ([`Ty::fits`]).
+    pub fn fits(&self, limit: usize) -> bool {
+        let mut left = limit;
+        self.count_down(&mut left)
+    }
+
+    fn count_down(&self, left: &mut usize) -> bool {
+        match self {
+            GenArg::Type(t) => t.count_down(left),
+            GenArg::Effect(r) => r.count_down(left),
+            GenArg::Attr(_) => true,
+        }
+    }
+}
+
 impl Row {
+    /// Counts the type arguments of the entries against `left` ([`Ty::fits`]).
+    fn count_down(&self, left: &mut usize) -> bool {
+        self.entries.values().flatten().all(|a| a.count_down(left))
+    }
+
     pub fn pure() -> Row {
         Row::default()
     }
@@ -364,6 +385,42 @@ impl Ty {
             found |= matches!(t.kind, TyKind::Infer(_)) || matches!(t.attr, Attr::Infer(_))
         });
         found
+    }
+
+    /// Whether this type has at most `limit` parts: itself and every type nested in it,
+    /// including the type arguments of data types and of its rows' entries. Counting stops past
+    /// the limit, so the answer costs at most `limit` steps whatever the type's size.
+    pub fn fits(&self, limit: usize) -> bool {
+        let mut left = limit;
+        self.count_down(&mut left)
+    }
+
+    fn count_down(&self, left: &mut usize) -> bool {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || {
+            if *left == 0 {
+                return false;
+            }
+            *left -= 1;
+            match &self.kind {
+                TyKind::Seq { prefix, rest } => {
+                    prefix.iter().all(|t| t.count_down(left))
+                        && rest.as_ref().is_none_or(|r| r.count_down(left))
+                }
+                TyKind::Object { fields, rest } => {
+                    fields.iter().all(|f| f.ty.count_down(left))
+                        && match rest {
+                            Rest::Of(t) => t.count_down(left),
+                            _ => true,
+                        }
+                }
+                TyKind::Data { args, .. } => args.iter().all(|a| a.count_down(left)),
+                TyKind::Agent(a) => {
+                    a.param.count_down(left) && a.ret.count_down(left) && a.row.count_down(left)
+                }
+                TyKind::Union(ms) => ms.iter().all(|t| t.count_down(left)),
+                _ => true,
+            }
+        })
     }
 
     /// Visits this type and every type nested in it (not rows).
