@@ -385,11 +385,17 @@ async def main(url, mode):
         add = await c.call_tool("add", {"a": 2, "b": 3})
         info = await c.call_tool("info", {"name": "ada"})
         err = await c.call_tool("test_error_handling", {})
+        # The SDK validates structured content against an advertised output schema: a redacted
+        # private field must not make the reply invalid.
+        keep = await c.call_tool("keep", {"name": "ada", "token": "s3cret"})
+        schemas = {t.name: t.output_schema is not None for t in tools.tools}
         print(json.dumps({
             "names": [t.name for t in tools.tools],
             "add": [b.text for b in add.content],
             "info": info.structured_content,
             "error": err.is_error,
+            "keep": keep.structured_content,
+            "output schemas": [schemas["info"], schemas["keep"]],
         }))
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
@@ -404,11 +410,13 @@ fn the_python_sdk_client_lists_and_calls_with_both_handshakes() {
         assert_eq!(
             out,
             json!({
-                "names": ["add", "crash", "info", "relay", "slow", "test_error_handling",
+                "names": ["add", "crash", "info", "keep", "relay", "slow", "test_error_handling",
                           "test_image_content", "test_simple_text"],
                 "add": ["5"],
                 "info": {"name": "ada", "size": 3},
                 "error": true,
+                "keep": {"name": "ada", "token": {"$redacted": true}},
+                "output schemas": [true, false],
             }),
             "mode {mode}"
         );

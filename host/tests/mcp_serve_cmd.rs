@@ -913,7 +913,7 @@ fn the_conformance_suite_passes_against_mcp_serve_except_its_baseline() {
     stderr.read_line(&mut banner).expect("read the start line");
     let url = banner
         .trim_end()
-        .strip_prefix(&format!("Serving 8 tools from {file} at "))
+        .strip_prefix(&format!("Serving 9 tools from {file} at "))
         .unwrap_or_else(|| panic!("unexpected start line: {banner:?}"))
         .to_string();
     let baseline = peers::repo_root().join("tests/conformance/server-baseline.yml");

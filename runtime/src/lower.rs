@@ -197,6 +197,7 @@ fn metadata_of_sig(
         description: sig.doc.clone().into(),
         input: types::schema::input_schema(&env, &sig.param_ty()),
         output: types::schema::schema_of(&env, &sig.ret),
+        output_redactable: types::schema::may_be_redacted(&env, &sig.ret),
         requests: types::schema::requests_schema(
             &env,
             &sig.row,
@@ -216,6 +217,7 @@ fn metadata_of(program: &Program, checked: &Checked, r: DeclRef, name: &str) -> 
             input: serde_json::json!({}),
             output: serde_json::json!({}),
             requests: serde_json::json!({}),
+            output_redactable: false,
         },
     }
 }

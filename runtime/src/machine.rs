@@ -57,6 +57,10 @@ pub struct Metadata {
     pub input: serde_json::Value,
     pub output: serde_json::Value,
     pub requests: serde_json::Value,
+    /// Whether a result may have parts that redaction replaces (its type has private parts,
+    /// `katari_lang::types::schema::may_be_redacted`): then a redacted result does not conform
+    /// to `output`, and `mcp.serve` does not advertise it.
+    pub output_redactable: bool,
 }
 
 /// A lowered program ready to run.

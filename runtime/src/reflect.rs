@@ -74,6 +74,7 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
                 input: object_schema(properties, required),
                 output: json!({}),
                 requests: json!([]),
+                output_redactable: false,
             })
         }
         Callable::Partial { callee, holes, .. } => {
@@ -84,6 +85,7 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
                 input: residual(&inner.input, holes),
                 output: inner.output,
                 requests: inner.requests,
+                output_redactable: inner.output_redactable,
             })
         }
         Callable::Tool(tool) => {
@@ -104,6 +106,8 @@ pub fn metadata(ctx: &Ctx, callee: &Value) -> Option<Metadata> {
                     .cloned()
                     .unwrap_or_else(|| json!({})),
                 requests: json!([]),
+                // A server's reply is not private.
+                output_redactable: false,
             })
         }
     }

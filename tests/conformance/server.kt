@@ -20,6 +20,9 @@ agent add(a: integer, b: integer) -> integer { a + b }
 @"Describes a name."
 agent info(name: string) -> { name: string, size: integer } { { name = name, size = string.length(value = name) } }
 
+@"Echoes a name and a token; the token is private, so replies redact it."
+agent keep(name: string, token: string of private) -> { name: string, token: string of private } { { name = name, token = token } }
+
 @"Divides by zero."
 agent crash(n: integer) -> number { n / 0 }
 
@@ -49,7 +52,7 @@ agent hold(url: string, seconds: integer) -> string {
 
 agent main(seconds: integer ?= 600) -> string {
   mcp.serve(
-    tools = { test_simple_text = test_simple_text, test_image_content = test_image_content, test_error_handling = test_error_handling, add = add, info = info, crash = crash, slow = slow, relay = relay },
+    tools = { test_simple_text = test_simple_text, test_image_content = test_image_content, test_error_handling = test_error_handling, add = add, info = info, keep = keep, crash = crash, slow = slow, relay = relay },
     subscriber = hold(seconds = seconds, url = _),
   )
 }

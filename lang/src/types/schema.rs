@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ty::{DeclId, Field, GenArg, Rest, Row, RowVar, Ty, TyEnv, TyKind};
+use super::ty::{Attr, DeclId, Field, GenArg, Rest, Row, RowVar, Ty, TyEnv, TyKind};
 
 /// The schema of a type.
 pub fn schema_of(env: &dyn TyEnv, ty: &Ty) -> Value {
@@ -28,6 +28,45 @@ pub fn schema_of(env: &dyn TyEnv, ty: &Ty) -> Value {
         expanding: Vec::new(),
     }
     .schema(ty)
+}
+
+/// Whether a value of this type may hold a part that is not public (`of private`, or an
+/// attribute generic), looking through data types' fields: where redaction may replace a
+/// conforming value's part with `{"$redacted":true}`, which [`schema_of`]'s schema (attributes
+/// erased) does not describe.
+pub fn may_be_redacted(env: &dyn TyEnv, ty: &Ty) -> bool {
+    fn go(env: &dyn TyEnv, ty: &Ty, expanding: &mut Vec<DeclId>) -> bool {
+        stacker::maybe_grow(super::ty::RED_ZONE, super::ty::STACK_CHUNK, || {
+            if ty.attr != Attr::Public {
+                return true;
+            }
+            match &ty.kind {
+                TyKind::Seq { prefix, rest } => {
+                    prefix.iter().any(|t| go(env, t, expanding))
+                        || rest.as_ref().is_some_and(|r| go(env, r, expanding))
+                }
+                TyKind::Object { fields, rest } => {
+                    fields.iter().any(|f| go(env, &f.ty, expanding))
+                        || matches!(rest, Rest::Of(t) if go(env, t, expanding))
+                }
+                TyKind::Data { id, args } => {
+                    if expanding.contains(id) {
+                        return false;
+                    }
+                    expanding.push(*id);
+                    let found = env
+                        .data_fields(*id, args)
+                        .iter()
+                        .any(|f| go(env, &f.ty, expanding));
+                    expanding.pop();
+                    found
+                }
+                TyKind::Union(members) => members.iter().any(|t| go(env, t, expanding)),
+                _ => false,
+            }
+        })
+    }
+    go(env, ty, &mut Vec::new())
 }
 
 /// The `input` schema of an agent: the object schema of its parameter object type. Parameters

@@ -79,7 +79,13 @@ impl Toolset {
                 Json::String(md.description.to_string()),
             );
             entry.insert("inputSchema".into(), input.clone());
-            if md.output.get("type").and_then(Json::as_str) == Some("object") {
+            // A result whose type has private parts is sent redacted, which the schema (types
+            // with attributes erased) does not describe: a client that validates structured
+            // content against it would reject the reply. Such tools advertise no output schema
+            // (their structured content is still sent).
+            if md.output.get("type").and_then(Json::as_str) == Some("object")
+                && !md.output_redactable
+            {
                 entry.insert("outputSchema".into(), md.output.clone());
             }
             entries.push((name.clone(), Json::Object(entry)));
