@@ -91,9 +91,55 @@ struct Lowering<'a> {
     /// The top-level agent being lowered and how many nested functions it has so far.
     owner: (Arc<str>, u32),
     /// Where the checker keeps each closure's signature: its function, file and span start.
-    closure_sigs: Vec<(FunId, (FileId, u32))>,
+    /// Closures of a specialised body carry their metadata, computed through its substitution.
+    closure_sigs: Vec<(FunId, (FileId, u32), Option<Metadata>)>,
     /// The instantiated callables the program writes (`f[T]` as a value), by qualified name.
     instantiations: HashMap<Arc<str>, Vec<Value>>,
+    /// The generic arguments of the specialised body being lowered (empty otherwise): every
+    /// instantiation the checker recorded inside it is read through this substitution.
+    subst: Subst,
+    /// Specialised copies of generic top-level agents, by agent and instantiation.
+    specialised: HashMap<DeclRef, Vec<(Vec<GenArg>, FunId)>>,
+    /// Specialised copies whose bodies are still to be lowered.
+    pending: Vec<(DeclRef, FunId, Subst)>,
+    /// The function the top-level body being lowered fills (a specialised copy), instead of
+    /// the agent's own.
+    into: Option<FunId>,
+}
+
+/// At most this many specialised copies of one generic agent (polymorphic recursion such as
+/// `f[T]` calling `f[array[T]]` would otherwise never end); further instantiations run the
+/// generic body, whose schemas are those of its uninstantiated generics.
+const SPECIALISATIONS_PER_AGENT: usize = 32;
+
+/// Whether generic arguments name no generic or inference variable anywhere: a specialised
+/// copy can be lowered for them.
+fn concrete(args: &[GenArg]) -> bool {
+    fn ty(t: &Ty) -> bool {
+        let mut ok = true;
+        t.walk(&mut |t| {
+            ok &= !matches!(t.kind, types::TyKind::Param(_) | types::TyKind::Infer(_))
+                && !matches!(t.attr, types::Attr::Param(_) | types::Attr::Infer(_));
+            if let types::TyKind::Agent(a) = &t.kind {
+                ok &= row(&a.row);
+            }
+            if let types::TyKind::Data { args, .. } = &t.kind {
+                ok &= args.iter().all(arg);
+            }
+        });
+        ok
+    }
+    fn row(r: &types::Row) -> bool {
+        r.tails.is_empty() && r.entries.values().flatten().all(arg)
+    }
+    fn arg(a: &GenArg) -> bool {
+        match a {
+            GenArg::Type(t) => ty(t),
+            GenArg::Effect(r) => row(r),
+            GenArg::Attr(a) => !matches!(a, types::Attr::Param(_) | types::Attr::Infer(_)),
+        }
+    }
+    args.iter().all(arg)
 }
 
 /// The qualified name of a top-level callable value.
@@ -147,18 +193,7 @@ impl MetadataTable {
         }
         let specialised = AgentSig {
             generics: Vec::new(),
-            params: sig
-                .params
-                .iter()
-                .map(|p| katari_lang::check::ParamSig {
-                    ty: subst.ty(&p.ty),
-                    ..p.clone()
-                })
-                .collect(),
-            ret: subst.ty(&sig.ret),
-            row: subst.row(&sig.row),
-            doc: sig.doc.clone(),
-            private: sig.private,
+            ..specialised_sig(sig, &subst)
         };
         Some(metadata_of_sig(program, checked, &specialised, name.into()))
     }
@@ -203,6 +238,25 @@ fn metadata_of_sig(
             &sig.row,
             &|req: DeclRef, args: &[GenArg]| request_sig(checked, req, args),
         ),
+    }
+}
+
+/// A signature with `subst` applied to its parameters, result and row.
+fn specialised_sig(sig: &AgentSig, subst: &Subst) -> AgentSig {
+    AgentSig {
+        generics: sig.generics.clone(),
+        params: sig
+            .params
+            .iter()
+            .map(|p| katari_lang::check::ParamSig {
+                ty: subst.ty(&p.ty),
+                ..p.clone()
+            })
+            .collect(),
+        ret: subst.ty(&sig.ret),
+        row: subst.row(&sig.row),
+        doc: sig.doc.clone(),
+        private: sig.private,
     }
 }
 
@@ -276,6 +330,10 @@ fn lower_with(
         owner: ("".into(), 0),
         closure_sigs: Vec::new(),
         instantiations: HashMap::new(),
+        subst: Subst::default(),
+        specialised: HashMap::new(),
+        pending: Vec::new(),
+        into: None,
     };
     l.declare(table, deferred);
     // Bodies.
@@ -285,15 +343,29 @@ fn lower_with(
             l.top_agent(r, a);
         }
     }
+    // Specialised copies of generic agents, for the instantiations the bodies call them with
+    // (and those their own bodies call in turn).
+    while let Some((r, fun, subst)) = l.pending.pop() {
+        if let Some(ast::Decl::Agent(a)) = program.decl(r) {
+            l.file = program.module(r.module).map(|m| m.file).unwrap_or_default();
+            l.subst = subst;
+            l.into = Some(fun);
+            l.top_agent(r, a);
+            l.into = None;
+            l.subst = Subst::default();
+        }
+    }
     let eager = source.is_none();
     let mut metadata = MetadataTable {
         entries: HashMap::new(),
         closures: HashMap::new(),
         source,
     };
-    for (fun, key) in std::mem::take(&mut l.closure_sigs) {
+    for (fun, key, specialised) in std::mem::take(&mut l.closure_sigs) {
         let cell = std::sync::OnceLock::new();
-        if eager && let Some(sig) = checked.closures.get(&key) {
+        if let Some(md) = specialised {
+            let _ = cell.set(md);
+        } else if eager && let Some(sig) = checked.closures.get(&key) {
             let _ = cell.set(metadata_of_sig(program, checked, sig, "".into()));
         }
         metadata.closures.insert(fun, (key, cell));
@@ -610,7 +682,12 @@ impl<'a> Lowering<'a> {
             doc,
             tier: None,
         };
-        let id = match decl.and_then(|d| self.agent_funs.get(&d).copied()) {
+        let into = if decl.is_some() {
+            self.into.take()
+        } else {
+            None
+        };
+        let id = match into.or_else(|| decl.and_then(|d| self.agent_funs.get(&d).copied())) {
             Some(id) => {
                 self.funs[id.0 as usize] = Some(fun);
                 id
@@ -919,7 +996,7 @@ impl<'a> Lowering<'a> {
                 let body = self.block(&a.body.items);
                 let (fun, captures) =
                     self.finish(body, params, "".into(), None, a.private, "".into(), None);
-                self.closure_sigs.push((fun, (self.file, e.span.start)));
+                self.closure_sig(fun, (self.file, e.span.start));
                 Expr::Closure { fun, captures }
             }
             ExprKind::Record(entries) => Expr::Record(
@@ -954,13 +1031,13 @@ impl<'a> Lowering<'a> {
         let Expr::Global(g) = &inner else {
             return inner;
         };
-        let Some(args) = self.checked.queries.instantiation(self.file, span) else {
+        let Some(args) = self.instantiation(span) else {
             return inner;
         };
-        let Some(V::Callable(c)) = self.globals.get(g.0 as usize).map(|v| &v.v) else {
+        let Some(V::Callable(c)) = self.globals.get(g.0 as usize).map(|v| &v.v).cloned() else {
             return inner;
         };
-        let Some(sig) = self.checked.signatures.get(&match &**c {
+        let Some(sig) = self.checked.signatures.get(&match &*c {
             Callable::Agent { decl, .. }
             | Callable::Request { decl, .. }
             | Callable::Constructor { decl, .. }
@@ -973,7 +1050,7 @@ impl<'a> Lowering<'a> {
         let wire = sig
             .generics
             .iter()
-            .zip(args)
+            .zip(&args)
             .map(|(g, a)| {
                 let name = self
                     .checked
@@ -992,14 +1069,14 @@ impl<'a> Lowering<'a> {
             })
             .collect();
         let generics = Some(Arc::new(crate::callable::Instantiation {
-            args: args.to_vec(),
+            args: args.clone(),
             wire,
         }));
-        let c = match &**c {
+        let c = match &*c {
             Callable::Agent {
                 fun, decl, name, ..
             } => Callable::Agent {
-                fun: *fun,
+                fun: self.specialise(*decl, *fun, args),
                 decl: *decl,
                 name: name.clone(),
                 generics,
@@ -1149,6 +1226,10 @@ impl<'a> Lowering<'a> {
             match decl {
                 Some(ast::Decl::Agent(a)) => {
                     if let Some(&fun) = self.agent_funs.get(&r) {
+                        let fun = match self.instantiation(inst_span) {
+                            Some(args) => self.specialise(r, fun, args),
+                            None => fun,
+                        };
                         let mut ordered: Vec<Option<Expr>> = Vec::with_capacity(a.params.len());
                         let mut pool: Vec<Option<(Arc<str>, Expr)>> =
                             labelled.into_iter().map(Some).collect();
@@ -1170,10 +1251,9 @@ impl<'a> Lowering<'a> {
                     if let Some(&request) = self.request_of.get(&r) {
                         let args = order_sig(&d.params, labelled);
                         // A generic request's answer is checked against its instantiation.
-                        let answer = match self.checked.queries.instantiation(self.file, inst_span)
-                        {
+                        let answer = match self.instantiation(inst_span) {
                             Some(generics) if !d.generics.is_empty() => {
-                                let (_, ret) = request_sig(self.checked, r, generics);
+                                let (_, ret) = request_sig(self.checked, r, &generics);
                                 Some(Arc::new(answer_of(self.program, self.checked, &ret)))
                             }
                             _ => None,
@@ -1215,10 +1295,66 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// Records where the checker keeps a closure's signature; in a specialised body, its
+    /// metadata through the body's substitution.
+    fn closure_sig(&mut self, fun: FunId, key: (FileId, u32)) {
+        let specialised = match self.checked.closures.get(&key) {
+            Some(sig) if !self.subst.is_empty() => Some(metadata_of_sig(
+                self.program,
+                self.checked,
+                &specialised_sig(sig, &self.subst),
+                "".into(),
+            )),
+            _ => None,
+        };
+        self.closure_sigs.push((fun, key, specialised));
+    }
+
+    /// The generic arguments the checker solved (or read) at `span`, through the substitution
+    /// of the specialised body being lowered.
+    fn instantiation(&self, span: Span) -> Option<Vec<GenArg>> {
+        let args = self.checked.queries.instantiation(self.file, span)?;
+        Some(if self.subst.is_empty() {
+            args.to_vec()
+        } else {
+            args.iter().map(|a| self.subst.arg(a)).collect()
+        })
+    }
+
+    /// The function a call of the generic top-level agent `r` (function `fun`) with `args`
+    /// runs: a copy specialised to `args` when they are concrete, so that the schemas of its
+    /// body (`json.decode[T]`, `reflection.call_agent` of `f[T]`, a request's answer) are those
+    /// of the instantiation (§9.7: the instantiation is carried by the value); `fun` itself
+    /// otherwise, and for agents that are not generic.
+    fn specialise(&mut self, r: DeclRef, fun: FunId, args: Vec<GenArg>) -> FunId {
+        let Some(sig) = self.checked.signatures.get(&r) else {
+            return fun;
+        };
+        if sig.generics.is_empty() || sig.generics.len() != args.len() || !concrete(&args) {
+            return fun;
+        }
+        let copies = self.specialised.entry(r).or_default();
+        if let Some((_, id)) = copies.iter().find(|(a, _)| *a == args) {
+            return *id;
+        }
+        if copies.len() >= SPECIALISATIONS_PER_AGENT {
+            return fun;
+        }
+        self.funs.push(None);
+        let id = FunId(self.funs.len() as u32 - 1);
+        copies.push((args.clone(), id));
+        let subst = Subst {
+            generics: sig.generics.iter().copied().zip(args).collect(),
+            ..Subst::default()
+        };
+        self.pending.push((r, id, subst));
+        id
+    }
+
     /// JSON Schemas of the type arguments solved at a call site.
     fn schemas_at(&self, span: Span) -> Vec<serde_json::Value> {
         let env = CheckedEnv::new(self.program, self.checked, None);
-        match self.checked.queries.instantiation(self.file, span) {
+        match self.instantiation(span) {
             Some(args) => args
                 .iter()
                 .map(|a| match a {
@@ -1285,8 +1421,7 @@ impl<'a> Lowering<'a> {
             .into();
         let (fun, captures) =
             self.finish(body, params, "".into(), None, decl.private, doc, self_slot);
-        self.closure_sigs
-            .push((fun, (self.file, decl.name.span.start)));
+        self.closure_sig(fun, (self.file, decl.name.span.start));
         Expr::Closure { fun, captures }
     }
 
