@@ -983,3 +983,24 @@ mod terminal {
         s.exp_eof().expect("the REPL ends");
     }
 }
+
+// An instantiated generic agent and a closure made by one keep their instantiation when a later
+// declaration makes the session lower its program again: the `let`s run the copies specialised
+// to `integer`, so a string is refused instead of passing as an integer.
+#[test]
+fn kept_instantiated_values_still_check_their_instantiation_after_a_declaration() {
+    let input = concat!(
+        "agent read[T](text: string) -> T with prelude.throw[json.parse_error | json.decode_error] { json.parse_as[T](text = text) }\n",
+        "agent mk[T]() -> agent (text: string) -> T with prelude.throw[json.parse_error | json.decode_error] { agent (text: string) -> T with prelude.throw[json.parse_error | json.decode_error] { json.parse_as[T](text = text) } }\n",
+        "let r = read[integer]\n",
+        "let p = mk[integer]()\n",
+        "agent other() -> integer { 1 }\n",
+        "r(text = \"\\\"x\\\"\")\n",
+        "p(text = \"\\\"x\\\"\")\n",
+        "p(text = \"5\")\n",
+    );
+    let (_, stdout, stderr) = piped(input);
+    let refused = "error: throw: {\"$constructor\":\"prelude.json.decode_error\",\"value\":{\"message\":\"json.parse_as: the document does not conform to T — $: expected a value of type integer, got a value of type string\"}}\n";
+    assert_eq!(stderr, format!("{refused}{refused}"), "stdout:\n{stdout}");
+    assert!(stdout.ends_with("5 : integer\n"), "{stdout}");
+}

@@ -662,7 +662,7 @@ impl<'a> Lowering<'a> {
         let capture_slots: Vec<Slot> = cx.captures.iter().map(|(_, s)| *s).collect();
         let keys: Vec<Key> = cx.captures.iter().map(|(k, _)| *k).collect();
         let origin = if decl.is_some() {
-            (name.clone(), 0)
+            (self.owner.0.clone(), 0)
         } else {
             self.owner.1 += 1;
             self.owner.clone()
@@ -709,7 +709,13 @@ impl<'a> Lowering<'a> {
             .cloned()
             .unwrap_or_default()
             .into();
-        self.owner = (name.clone(), 0);
+        // A specialised copy's functions have origins of their own (`f[integer]`), so that the
+        // REPL carries a closure made in one copy to the same copy.
+        let origin = match self.into {
+            Some(_) => self.specialised_label(r),
+            None => name.clone(),
+        };
+        self.owner = (origin, 0);
         self.stack.push(FnCx::new(FnKind::Agent));
         let params = self.params(&a.params, self.checked.signatures.get(&r));
         let body = self.block(&a.body.items);
@@ -1295,6 +1301,24 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// `f[integer]`: the name of the specialised copy of `r` being lowered.
+    fn specialised_label(&self, r: DeclRef) -> Arc<str> {
+        let env = CheckedEnv::new(self.program, self.checked, None);
+        let args: Vec<GenArg> = self
+            .checked
+            .signatures
+            .get(&r)
+            .map(|sig| {
+                sig.generics
+                    .iter()
+                    .filter_map(|g| self.subst.generics.get(g).cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let name = self.checked.names.get(&r).cloned().unwrap_or_default();
+        format!("{name}{}", types::display::render_args(&env, &args)).into()
+    }
+
     /// Records where the checker keeps a closure's signature; in a specialised body, its
     /// metadata through the body's substitution.
     fn closure_sig(&mut self, fun: FunId, key: (FileId, u32)) {
@@ -1715,6 +1739,21 @@ fn order_sig(params: &[ast::SigParam], labelled: Vec<(Arc<str>, Expr)>) -> Vec<E
         .collect()
 }
 
+/// The function of the instantiated value `name[args]` the machine's program writes.
+fn specialised_fun(m: &Machine, name: &str, args: &[GenArg]) -> Option<FunId> {
+    m.instantiations.get(name)?.iter().find_map(|v| match &v.v {
+        V::Callable(c) => match &**c {
+            Callable::Agent {
+                fun,
+                generics: Some(g),
+                ..
+            } if g.args == args => Some(*fun),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
 /// Carries a value made while running one lowering of a program into another lowering of an
 /// edited version of it (the REPL keeps its `let`s this way, `host.md` §12.2): top-level
 /// callables are found again by qualified name, closures by their origin. `None` when a
@@ -1776,7 +1815,12 @@ pub fn carry(
                 let c = match &**c {
                     Callable::Agent { name, generics, .. } => match &*again(name)? {
                         Callable::Agent { fun, decl, .. } => Callable::Agent {
-                            fun: *fun,
+                            // An instantiated value runs the new lowering's copy specialised
+                            // to the same instantiation, when the program still writes it.
+                            fun: generics
+                                .as_ref()
+                                .and_then(|g| specialised_fun(to, name, &g.args))
+                                .unwrap_or(*fun),
                             decl: *decl,
                             name: name.clone(),
                             generics: generics.clone(),
@@ -1811,7 +1855,9 @@ pub fn carry(
                     Callable::Tool(t) => Callable::Tool(t.clone()),
                     Callable::Closure { fun, captures, id } => {
                         let origin = &from.funs.get(fun.0 as usize)?.origin;
-                        if origin.0.is_empty() || changed(&origin.0) {
+                        // A specialised copy's origin is `f[integer]`: its agent is `f`.
+                        let agent = origin.0.split_once('[').map_or(&*origin.0, |(a, _)| a);
+                        if origin.0.is_empty() || changed(agent) {
                             return None;
                         }
                         Callable::Closure {
