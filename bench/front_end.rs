@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use katari_lang::layout::layout;
 use katari_lang::lexer::lex;
-use katari_lang::load::{MemoryFs, PreludeSource, load_program};
+use katari_lang::load::{MemoryFs, load_program};
 use katari_lang::parser::parse;
 use katari_lang::source::FileId;
 
@@ -123,18 +123,6 @@ fn generate(lines: usize) -> String {
         units - 1
     ));
     text
-}
-
-/// The prelude as the interpreter embeds it.
-fn prelude() -> Vec<PreludeSource<'static>> {
-    katari_prelude::FILES
-        .iter()
-        .map(|f| PreludeSource {
-            module: f.module,
-            path: f.path,
-            text: f.text,
-        })
-        .collect()
 }
 
 /// One measured stage: a name for the table, the size of its input, and the work.
@@ -270,7 +258,7 @@ fn main() {
     let (runs, target_lines) = args();
     let program = generate(target_lines);
     let lines = program.lines().count();
-    let prelude = prelude();
+    let prelude = katari_prelude::sources();
     let prelude_lines: usize = prelude.iter().map(|p| p.text.lines().count()).sum();
     let prelude_bytes: usize = prelude.iter().map(|p| p.text.len()).sum();
 

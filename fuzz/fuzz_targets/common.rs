@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use katari_lang::diag::Diagnostic;
-use katari_lang::load::{MemoryFs, PreludeSource, Program, load_program};
+use katari_lang::load::{MemoryFs, Program, load_program};
 use katari_lang::parser::parse;
 use katari_lang::render::render;
 use katari_lang::source::FileId;
@@ -35,7 +35,7 @@ pub fn parse_checks(data: &[u8]) {
 /// Loads the input as a project whose entry is `main.kt`, with the real prelude, and resolves
 /// its names.
 pub fn load(data: &[u8]) -> Program {
-    load_program(Path::new("main.kt"), &project(data), &prelude())
+    load_program(Path::new("main.kt"), &project(data), &katari_prelude::sources())
 }
 
 /// Renders the first few of `diagnostics` against the program's sources.
@@ -80,16 +80,4 @@ fn split<'a>(mut data: &'a [u8], marker: &'a [u8]) -> impl Iterator<Item = &'a [
             }
         }
     })
-}
-
-/// The real prelude, as the interpreter embeds it.
-fn prelude() -> Vec<PreludeSource<'static>> {
-    katari_prelude::FILES
-        .iter()
-        .map(|f| PreludeSource {
-            module: f.module,
-            path: f.path,
-            text: f.text,
-        })
-        .collect()
 }

@@ -6,43 +6,12 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use katari_lang::check::{Natives, check_program};
-use katari_runtime::ir::RequestInfo;
-use katari_runtime::machine::{Ctx, Escalation, Host};
-use katari_runtime::value::Value;
+use katari_lang::check::check_program;
+use katari_prelude::natives::RuntimeNatives;
+use katari_runtime::machine::{Ctx, QuietHost};
 use libfuzzer_sys::fuzz_target;
-
-/// A host that prints nowhere, knows no secrets and answers nothing.
-struct QuietHost;
-
-impl Host for QuietHost {
-    fn print(&self, _: &str) {}
-    fn eprint(&self, _: &str) {}
-    fn secret(&self, _: &str) -> Result<Option<String>, String> {
-        Ok(None)
-    }
-    fn project_env(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-    fn blob_dir(&self) -> PathBuf {
-        std::env::temp_dir().join("katari-fuzz-blobs")
-    }
-    fn escalate(&self, _: &RequestInfo, _: &Value) -> Escalation {
-        Escalation::NoAnswer
-    }
-}
-
-/// The natives of this build, plus the declarations whose natives come later.
-struct Table(katari_runtime::native::NativeTable);
-
-impl Natives for Table {
-    fn has(&self, name: &str) -> bool {
-        self.0.get(name).is_some() || katari_prelude::natives::DEFERRED.contains(&name)
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     // Scripts that reach the network or sleep are not what this target is for.
@@ -52,8 +21,8 @@ fuzz_target!(|data: &[u8]| {
     }
     common::parse_checks(data);
     let program = common::load(data);
-    let table = Table(katari_prelude::natives::table());
-    let checked = check_program(&program, &table);
+    let table = katari_prelude::natives::table();
+    let checked = check_program(&program, &RuntimeNatives(&table));
     if program.has_errors() || checked.diagnostics.iter().any(|d| d.is_error()) {
         common::render_some(&program, program.diagnostics.iter().chain(&checked.diagnostics));
         return;
@@ -61,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let mut machine = katari_runtime::lower::lower(
         &program,
         &checked,
-        &table.0,
+        &table,
         katari_prelude::natives::deferred,
         Arc::new(QuietHost),
     );

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use katari_lang::ast;
 use katari_lang::check::{self, Checked};
-use katari_lang::load::{self, FileSystem, PreludeSource, Program};
+use katari_lang::load::{self, FileSystem, Program};
 use katari_lang::types::{Rest, Ty, TyKind};
 
 /// Loads, parses, resolves and type-checks the program whose entry is `entry` (as the user
@@ -25,7 +25,8 @@ pub fn load(entry: &Path) -> (Program, Checked) {
 pub fn load_with(entry: &Path, natives: &(dyn check::Natives + Sync)) -> (Program, Checked) {
     let work = || {
         let load = |prelude_use| {
-            let mut program = load::load_program_with(entry, &DiskFs, &prelude(), prelude_use);
+            let mut program =
+                load::load_program_with(entry, &DiskFs, &katari_prelude::sources(), prelude_use);
             let checked = check::check_program(&program, natives);
             program
                 .diagnostics
@@ -120,27 +121,7 @@ fn holds_scalars_only(ty: &Ty) -> bool {
 /// The stack of the thread that loads and checks a program.
 const FRONT_STACK: usize = 512 * 1024 * 1024;
 
-/// The natives of this build: the prelude's table, plus the declarations whose natives come
-/// with a later part of the runtime (they panic with a clear message when called).
-pub struct RuntimeNatives<'a>(pub &'a katari_runtime::native::NativeTable);
-
-impl check::Natives for RuntimeNatives<'_> {
-    fn has(&self, name: &str) -> bool {
-        self.0.get(name).is_some() || katari_prelude::natives::DEFERRED.contains(&name)
-    }
-}
-
-/// The embedded prelude in the form the loader takes.
-pub fn prelude() -> Vec<PreludeSource<'static>> {
-    katari_prelude::FILES
-        .iter()
-        .map(|file| PreludeSource {
-            module: file.module,
-            path: file.path,
-            text: file.text,
-        })
-        .collect()
-}
+pub use katari_prelude::natives::RuntimeNatives;
 
 /// The real file system, with paths relative to the working directory.
 #[derive(Debug, Clone, Copy)]
@@ -190,12 +171,5 @@ mod tests {
     fn parent_stops_at_the_root() {
         assert_eq!(DiskFs.parent(Path::new("/")), None);
         assert_eq!(DiskFs.parent(Path::new("/tmp")), Some(PathBuf::from("/")));
-    }
-
-    #[test]
-    fn prelude_lists_every_embedded_module() {
-        let prelude = prelude();
-        assert_eq!(prelude.len(), katari_prelude::FILES.len());
-        assert!(prelude.iter().any(|p| p.module == "prelude"));
     }
 }

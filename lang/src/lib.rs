@@ -8,6 +8,7 @@ pub mod diag;
 pub mod layout;
 pub mod lexer;
 pub mod load;
+pub mod number;
 pub mod parser;
 pub mod query;
 pub mod render;

@@ -123,13 +123,7 @@ fn integer_warnings(file: FileId, tokens: &[(Token<'_>, Span)], diagnostics: &mu
             && value > MAX_SAFE_INTEGER
         {
             // Some literals past 2^53-1 are exact (2^53 itself); most round to a neighbour.
-            let nearest = if !value.is_finite() {
-                "Infinity".to_string()
-            } else if value < 1e21 {
-                format!("{}", value as u128)
-            } else {
-                format!("{value:e}").replace('e', "e+")
-            };
+            let nearest = crate::number::format_number(value);
             let exact = nearest == digits.trim_start_matches('0');
             let (message, label) = if exact {
                 (

@@ -47,6 +47,18 @@ pub const FILES: &[PreludeFile] = &[
     prelude_file!("prelude.time", "prelude/time.kt"),
 ];
 
+/// [`FILES`] in the form the loader takes.
+pub fn sources() -> Vec<katari_lang::load::PreludeSource<'static>> {
+    FILES
+        .iter()
+        .map(|f| katari_lang::load::PreludeSource {
+            module: f.module,
+            path: f.path,
+            text: f.text,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::FILES;
@@ -55,6 +67,15 @@ mod tests {
     #[test]
     fn there_are_fourteen_modules() {
         assert_eq!(FILES.len(), 14);
+    }
+
+    #[test]
+    fn sources_keep_every_module_in_order() {
+        let sources = super::sources();
+        let modules: Vec<&str> = sources.iter().map(|s| s.module).collect();
+        let expected: Vec<&str> = FILES.iter().map(|f| f.module).collect();
+        assert_eq!(modules, expected);
+        assert_eq!(sources[0].module, "prelude");
     }
 
     #[test]

@@ -115,31 +115,33 @@ const SPECIALISATIONS_PER_AGENT: usize = 32;
 /// Whether generic arguments name no generic or inference variable anywhere: a specialised
 /// copy can be lowered for them.
 fn concrete(args: &[GenArg]) -> bool {
-    fn ty(t: &Ty) -> bool {
-        let mut ok = true;
-        t.walk(&mut |t| {
-            ok &= !matches!(t.kind, types::TyKind::Param(_) | types::TyKind::Infer(_))
-                && !matches!(t.attr, types::Attr::Param(_) | types::Attr::Infer(_));
-            if let types::TyKind::Agent(a) = &t.kind {
-                ok &= row(&a.row);
-            }
-            if let types::TyKind::Data { args, .. } = &t.kind {
-                ok &= args.iter().all(arg);
-            }
-        });
-        ok
+    use types::{Attr, Row, TyKind};
+    fn fixed(a: &Attr) -> bool {
+        !matches!(a, Attr::Param(_) | Attr::Infer(_))
     }
-    fn row(r: &types::Row) -> bool {
-        r.tails.is_empty() && r.entries.values().flatten().all(arg)
-    }
-    fn arg(a: &GenArg) -> bool {
+    // What `all_types` does not visit: rows' tails and attribute arguments.
+    fn shallow(a: &GenArg) -> bool {
         match a {
-            GenArg::Type(t) => ty(t),
-            GenArg::Effect(r) => row(r),
-            GenArg::Attr(a) => !matches!(a, types::Attr::Param(_) | types::Attr::Infer(_)),
+            GenArg::Type(_) => true,
+            GenArg::Effect(r) => closed(r),
+            GenArg::Attr(a) => fixed(a),
         }
     }
-    args.iter().all(arg)
+    fn closed(r: &Row) -> bool {
+        r.tails.is_empty() && r.entries.values().flatten().all(shallow)
+    }
+    args.iter().all(|a| {
+        shallow(a)
+            && a.all_types(&mut |t| {
+                fixed(&t.attr)
+                    && match &t.kind {
+                        TyKind::Param(_) | TyKind::Infer(_) => false,
+                        TyKind::Agent(agent) => closed(&agent.row),
+                        TyKind::Data { args, .. } => args.iter().all(shallow),
+                        _ => true,
+                    }
+            })
+    })
 }
 
 /// The qualified name of a top-level callable value.

@@ -39,6 +39,27 @@ pub trait Host: Send + Sync {
     }
 }
 
+/// A host that prints nowhere, knows no secrets and answers nothing: for tests, fuzzing and
+/// benchmarks that run programs without a terminal.
+pub struct QuietHost;
+
+impl Host for QuietHost {
+    fn print(&self, _: &str) {}
+    fn eprint(&self, _: &str) {}
+    fn secret(&self, _: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    fn project_env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    fn blob_dir(&self) -> PathBuf {
+        std::env::temp_dir().join("katari-quiet-host-blobs")
+    }
+    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
+        Escalation::NoAnswer
+    }
+}
+
 /// The outcome of asking the host to answer a request.
 pub enum Escalation {
     /// A wire-decoded, validated answer.

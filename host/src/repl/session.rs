@@ -874,7 +874,7 @@ impl Session {
             text: text.to_string(),
         };
         let table = katari_prelude::natives::table();
-        let mut program = load::load_program(&entry, &overlay, &front::prelude());
+        let mut program = load::load_program(&entry, &overlay, &katari_prelude::sources());
         let checked = check::check_program(&program, &RuntimeNatives(&table));
         program
             .diagnostics

@@ -199,25 +199,32 @@ pub struct Row {
 }
 
 impl GenArg {
-    /// Whether this argument has at most `limit` parts ([`Ty::fits`]).
-    pub fn fits(&self, limit: usize) -> bool {
-        let mut left = limit;
-        self.count_down(&mut left)
-    }
-
-    fn count_down(&self, left: &mut usize) -> bool {
+    /// Visits every type in this argument (a type and the types nested in it, or the type
+    /// arguments of a row's entries) until `f` says `false`; whether it never did.
+    pub fn all_types(&self, f: &mut dyn FnMut(&Ty) -> bool) -> bool {
         match self {
-            GenArg::Type(t) => t.count_down(left),
-            GenArg::Effect(r) => r.count_down(left),
+            GenArg::Type(t) => t.all_types(f),
+            GenArg::Effect(r) => r.all_types(f),
             GenArg::Attr(_) => true,
         }
+    }
+
+    /// Whether this argument has at most `limit` types in it ([`GenArg::all_types`]). Counting
+    /// stops past the limit, so the answer costs at most `limit` steps whatever the size.
+    pub fn fits(&self, limit: usize) -> bool {
+        let mut left = limit;
+        self.all_types(&mut |_| {
+            let room = left > 0;
+            left = left.saturating_sub(1);
+            room
+        })
     }
 }
 
 impl Row {
-    /// Counts the type arguments of the entries against `left` ([`Ty::fits`]).
-    fn count_down(&self, left: &mut usize) -> bool {
-        self.entries.values().flatten().all(|a| a.count_down(left))
+    /// [`GenArg::all_types`] over the type arguments of the entries.
+    pub fn all_types(&self, f: &mut dyn FnMut(&Ty) -> bool) -> bool {
+        self.entries.values().flatten().all(|a| a.all_types(f))
     }
 
     pub fn pure() -> Row {
@@ -387,39 +394,30 @@ impl Ty {
         found
     }
 
-    /// Whether this type has at most `limit` parts: itself and every type nested in it,
-    /// including the type arguments of data types and of its rows' entries. Counting stops past
-    /// the limit, so the answer costs at most `limit` steps whatever the type's size.
-    pub fn fits(&self, limit: usize) -> bool {
-        let mut left = limit;
-        self.count_down(&mut left)
-    }
-
-    fn count_down(&self, left: &mut usize) -> bool {
+    /// Visits this type and every type nested in it, the type arguments of data types and of
+    /// agent rows' entries included, until `f` says `false`; whether it never did.
+    pub fn all_types(&self, f: &mut dyn FnMut(&Ty) -> bool) -> bool {
         stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || {
-            if *left == 0 {
-                return false;
-            }
-            *left -= 1;
-            match &self.kind {
-                TyKind::Seq { prefix, rest } => {
-                    prefix.iter().all(|t| t.count_down(left))
-                        && rest.as_ref().is_none_or(|r| r.count_down(left))
+            f(self)
+                && match &self.kind {
+                    TyKind::Seq { prefix, rest } => {
+                        prefix.iter().all(|t| t.all_types(f))
+                            && rest.as_ref().is_none_or(|r| r.all_types(f))
+                    }
+                    TyKind::Object { fields, rest } => {
+                        fields.iter().all(|fl| fl.ty.all_types(f))
+                            && match rest {
+                                Rest::Of(t) => t.all_types(f),
+                                _ => true,
+                            }
+                    }
+                    TyKind::Data { args, .. } => args.iter().all(|a| a.all_types(f)),
+                    TyKind::Agent(a) => {
+                        a.param.all_types(f) && a.ret.all_types(f) && a.row.all_types(f)
+                    }
+                    TyKind::Union(ms) => ms.iter().all(|t| t.all_types(f)),
+                    _ => true,
                 }
-                TyKind::Object { fields, rest } => {
-                    fields.iter().all(|f| f.ty.count_down(left))
-                        && match rest {
-                            Rest::Of(t) => t.count_down(left),
-                            _ => true,
-                        }
-                }
-                TyKind::Data { args, .. } => args.iter().all(|a| a.count_down(left)),
-                TyKind::Agent(a) => {
-                    a.param.count_down(left) && a.ret.count_down(left) && a.row.count_down(left)
-                }
-                TyKind::Union(ms) => ms.iter().all(|t| t.count_down(left)),
-                _ => true,
-            }
         })
     }
 

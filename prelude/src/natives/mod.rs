@@ -119,6 +119,16 @@ pub fn entries() -> impl Iterator<Item = &'static Entry> {
     MODULES.iter().flat_map(|m| m.iter())
 }
 
+/// What the checker needs to know of this build's natives: the declarations [`table`] has a
+/// native for, plus those in [`DEFERRED`] (which panic with a clear message when called).
+pub struct RuntimeNatives<'a>(pub &'a NativeTable);
+
+impl katari_lang::check::Natives for RuntimeNatives<'_> {
+    fn has(&self, name: &str) -> bool {
+        self.0.get(name).is_some() || DEFERRED.contains(&name)
+    }
+}
+
 /// The table of every native, by qualified name (everything but [`DEFERRED`]).
 pub fn table() -> NativeTable {
     let mut table = NativeTable::new();

@@ -1,34 +1,13 @@
 //! Tests of the wire decoder, the JSON text reader and the `json` trees.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use katari_lang::types::conform::{conform, failures_message};
 use serde_json::json;
 
 use super::*;
-use crate::ir::{Answer, RequestInfo};
-use crate::machine::{Escalation, Host};
+use crate::machine::QuietHost;
 use crate::value::{Ctor, equal};
-
-struct Quiet;
-
-impl Host for Quiet {
-    fn print(&self, _: &str) {}
-    fn eprint(&self, _: &str) {}
-    fn secret(&self, _: &str) -> Result<Option<String>, String> {
-        Ok(None)
-    }
-    fn project_env(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-    fn blob_dir(&self) -> PathBuf {
-        PathBuf::from("/nonexistent")
-    }
-    fn escalate(&self, _: &RequestInfo, _: &Answer, _: &Value) -> Escalation {
-        Escalation::NoAnswer
-    }
-}
 
 fn ctor(name: &str, fields: &[&str]) -> (Arc<str>, Arc<Ctor>) {
     (
@@ -43,7 +22,7 @@ fn ctor(name: &str, fields: &[&str]) -> (Arc<str>, Arc<Ctor>) {
 
 /// A machine that knows `wire.point(x, y)` and the `json` tree constructors.
 fn machine() -> Arc<Machine> {
-    let mut m = Machine::for_tests(Arc::new(Quiet));
+    let mut m = Machine::for_tests(Arc::new(QuietHost));
     let inner = Arc::get_mut(&mut m).expect("fresh machine");
     for (name, fields) in [
         ("wire.point", &["x", "y"][..]),
