@@ -7,3 +7,4 @@
 pub mod llm;
 pub mod log;
 pub mod message;
+pub mod tools;
