@@ -4,6 +4,7 @@
 //! reports what happens through [`engine::Event`]s that `katari chat`, the REPL and the tests
 //! render or record as they like.
 
+pub mod engine;
 pub mod llm;
 pub mod log;
 pub mod message;

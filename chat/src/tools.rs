@@ -153,6 +153,30 @@ impl<'a> ToolSet<'a> {
     }
 }
 
+/// A provider with only the functions `keep` accepts on offer (`--allow-tool`, §7.6.4).
+pub struct Only<T: Tools> {
+    pub inner: T,
+    pub keep: Box<dyn Fn(&str) -> bool + Send + Sync>,
+}
+
+impl<T: Tools> Tools for Only<T> {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.inner
+            .specs()
+            .into_iter()
+            .filter(|s| (self.keep)(&s.name))
+            .collect()
+    }
+
+    fn concurrent(&self) -> bool {
+        self.inner.concurrent()
+    }
+
+    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> ToolFuture<'a> {
+        self.inner.call(name, arguments)
+    }
+}
+
 /// The arguments as canonical JSON text (object keys sorted at every level), for detecting
 /// identical calls (§7.7.5).
 pub fn canonical(value: &Value) -> String {
@@ -161,7 +185,11 @@ pub fn canonical(value: &Value) -> String {
             Value::Object(m) => {
                 let mut keys: Vec<&String> = m.keys().collect();
                 keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
             }
             Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
             other => other.clone(),
@@ -176,8 +204,8 @@ mod tests {
 
     #[test]
     fn canonical_json_sorts_keys_at_every_level() {
-        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":[{"d":1,"c":2}],"x":0}}"#)
-            .expect("json");
+        let a: Value =
+            serde_json::from_str(r#"{"b":1,"a":{"y":[{"d":1,"c":2}],"x":0}}"#).expect("json");
         assert_eq!(canonical(&a), r#"{"a":{"x":0,"y":[{"c":2,"d":1}]},"b":1}"#);
     }
 
