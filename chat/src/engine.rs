@@ -3,10 +3,12 @@
 //! should see is reported as an [`Event`]; nothing here touches a terminal.
 //!
 //! **Invariant (pairing, §7.7.7):** every request carries the complete turns of the thread plus
-//! the messages of the current turn, and the current turn only ever grows by an assistant message
-//! followed by exactly one tool message per call id, appended together before the next request.
-//! Incomplete turns are never read back ([`ThreadLog::history`]), so a crash, a cancellation or an
-//! error cannot leave a call without its result in anything sent to a model.
+//! the messages of the current turn, and the current turn only grows by an assistant message
+//! followed by exactly one tool message per call id, all added before the next request. The log
+//! receives the same rows as they happen (the assistant message before its calls run, each result
+//! in call order as soon as it is known), and incomplete turns are never read back
+//! ([`ThreadLog::history`]), so a crash, a cancellation or an error cannot leave a call without
+//! its result in anything sent to a model.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -271,21 +273,18 @@ async fn turn_loop(
             None
         };
         let calls = reply.tool_calls;
-        let results = run_round(turn, &calls, refuse.as_ref(), &mut repeats, events).await;
-        // The assistant message and its results are written together, in call order, so no
-        // request can ever see one without the other.
+        // The assistant message is stored before its calls run and each result as soon as it
+        // and every earlier one is known, so a crash leaves a record of which calls started and
+        // which finished (§7.10.1). Only complete turns are ever sent to a model again.
         turn.log.append(at, project, &assistant)?;
         current.push(assistant);
+        let store = Store { at, project };
+        let results =
+            run_round(turn, &calls, refuse.as_ref(), &mut repeats, &store, events).await?;
         let mut all_loops = true;
         for (call, result) in calls.iter().zip(&results) {
-            let content = match result {
-                Ok(text) => text.clone(),
-                Err(e) => e.payload(),
-            };
             all_loops &= matches!(result, Err(e) if e.kind == ErrorKind::LoopDetected);
-            let tool = Message::tool(call.id.clone(), content);
-            turn.log.append(at, project, &tool)?;
-            current.push(tool);
+            current.push(Message::tool(call.id.clone(), tool_content(result)));
             records.push(CallRecord {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -342,8 +341,9 @@ async fn run_round(
     calls: &[ToolCall],
     refuse: Option<&ToolError>,
     repeats: &mut Repeats,
+    store: &Store<'_>,
     events: &mut (dyn FnMut(Event) + Send),
-) -> Vec<ToolResult> {
+) -> Result<Vec<ToolResult>, TurnError> {
     let mut plans: Vec<Plan> = Vec::with_capacity(calls.len());
     let mut first: HashMap<(String, String), usize> = HashMap::new();
     for (i, call) in calls.iter().enumerate() {
@@ -437,33 +437,52 @@ async fn run_round(
             },
         });
     };
+    let mut written = 0;
+    // Writes the results known so far, in call order, reporting each duplicate as it resolves.
+    let mut flush = |results: &mut Vec<Option<ToolResult>>,
+                     report: &mut dyn FnMut(usize, &ToolResult)|
+     -> Result<(), TurnError> {
+        while written < calls.len() {
+            let i = written;
+            if results[i].is_none()
+                && let Plan::Same(j) = plans[i]
+                && let Some(r) = results[j].clone()
+            {
+                report(i, &r);
+                results[i] = Some(r);
+            }
+            let Some(r) = &results[i] else { break };
+            turn.log.append(
+                store.at,
+                store.project,
+                &Message::tool(calls[i].id.clone(), tool_content(r)),
+            )?;
+            written += 1;
+        }
+        Ok(())
+    };
     for (i, r) in results.iter().enumerate() {
         if let Some(r) = r {
             report(i, r);
         }
     }
+    flush(&mut results, &mut report)?;
     let mut stream = futures::stream::iter(together.into_iter().map(|(i, a)| run(i, a)))
         .buffer_unordered(MAX_CONCURRENT_CALLS);
     while let Some((i, r)) = stream.next().await {
         report(i, &r);
         results[i] = Some(r);
+        flush(&mut results, &mut report)?;
     }
     drop(stream);
     for (i, args) in alone {
         let (i, r) = run(i, args).await;
         report(i, &r);
         results[i] = Some(r);
+        flush(&mut results, &mut report)?;
     }
-    for (i, plan) in plans.iter().enumerate() {
-        if let Plan::Same(j) = plan {
-            let r = results[*j].clone();
-            if let Some(r) = &r {
-                report(i, r);
-            }
-            results[i] = r;
-        }
-    }
-    results
+    // Every call has a result by now: each was refused, run, or shares an earlier one's.
+    Ok(results
         .into_iter()
         .map(|r| {
             r.unwrap_or_else(|| {
@@ -473,7 +492,21 @@ async fn run_round(
                 ))
             })
         })
-        .collect()
+        .collect())
+}
+
+/// Where a round's results are written.
+struct Store<'t> {
+    at: &'t TurnRef,
+    project: Option<&'t str>,
+}
+
+/// The tool message's text for a result.
+fn tool_content(result: &ToolResult) -> String {
+    match result {
+        Ok(text) => text.clone(),
+        Err(e) => e.payload(),
+    }
 }
 
 /// The arguments of a call as a JSON object, or the `invalid_argument` error of §7.7.6.
