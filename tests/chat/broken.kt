@@ -1,0 +1,4 @@
+@"Adds one."
+agent add(n: integer) -> integer {
+  n + "one"
+}
