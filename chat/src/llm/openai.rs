@@ -3,8 +3,11 @@
 //!
 //! One request is `POST {base_url}/chat/completions`; a streamed reply is read as server-sent
 //! events (`eventsource-stream` over reqwest's byte stream) and assembled into a [`Reply`] while
-//! its text and tool calls are reported as [`Delta`]s. A reply that is asked for as a stream but
-//! comes back as one JSON object is accepted as such.
+//! its text and tool calls are reported as [`Delta`]s. A non-streamed reply (`stream: false`, or
+//! a server that answers a stream request with one JSON object) reports its whole text as one
+//! `Delta::Text`, then one `Delta::ToolCall` per call, once it is read.
+//!
+//! Timeouts run on tokio's timer: the runtime that polls [`OpenAi::complete`] needs time enabled.
 //!
 //! Bounds, so a faulty or hostile endpoint costs a clear error and never exhausts memory:
 //! - a reply's text and tool-call arguments together may be at most [`MAX_REPLY_BYTES`]
