@@ -2,7 +2,17 @@
 //! workspace approvals in one SQLite file in the data folder, created 0600 in a 0700 folder, in
 //! WAL mode with a 5 s busy timeout so several katari processes share it. The schema version is
 //! `PRAGMA user_version`; migrations run forward, each in one transaction, and a database newer
-//! than this binary is refused.
+//! than this binary is refused. Threads and their messages are in `threads`; `writer` tells
+//! whether the process that wrote a pending turn still runs.
+
+mod threads;
+mod writer;
+
+#[allow(
+    unused_imports,
+    reason = "read by katari chat, get, describe and delete (host.md §6, §7), built alongside"
+)]
+pub use threads::*;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -56,6 +66,11 @@ const MIGRATIONS: &[&str] = &[
         approved_at TEXT NOT NULL,
         PRIMARY KEY (file, entry_sha256)
     );",
+    // Version 2: the writer's start beside its process id (`writer.rs`: ids are reused), and
+    // indexes for listing an agent's or a project's threads.
+    "ALTER TABLE messages ADD COLUMN writer_start TEXT;
+    CREATE INDEX threads_by_agent ON threads (scope, agent);
+    CREATE INDEX threads_by_project ON threads (scope, project, owner);",
 ];
 
 /// The newest schema version this binary knows.
@@ -65,21 +80,42 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoreError {
     pub message: String,
-    /// The database has a newer schema than this binary: the command ends with exit 2.
-    pub newer_schema: bool,
+    pub kind: ErrorKind,
+}
+
+/// What kind of failure a [`StoreError`] is, which decides the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The file or the database failed (exit 1).
+    Io,
+    /// The database has a newer schema than this binary (exit 2, §16.2).
+    NewerSchema,
+    /// What the person asked for is not there or not theirs: an unknown or ambiguous thread id,
+    /// another agent's or user's thread (exit 2, §6.1.4, §6.3.4, §7.9.3).
+    Refused,
 }
 
 impl StoreError {
     fn io(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
         StoreError {
             message: format!("cannot {what} {}: {e}", path.display()),
-            newer_schema: false,
+            kind: ErrorKind::Io,
+        }
+    }
+
+    fn refused(message: impl Into<String>) -> StoreError {
+        StoreError {
+            message: message.into(),
+            kind: ErrorKind::Refused,
         }
     }
 
     /// The exit status for this failure (`host.md` §2.2, §16.2).
     pub fn exit_code(&self) -> u8 {
-        if self.newer_schema { 2 } else { 1 }
+        match self.kind {
+            ErrorKind::Io => 1,
+            ErrorKind::NewerSchema | ErrorKind::Refused => 2,
+        }
     }
 }
 
@@ -129,7 +165,9 @@ impl Store {
                 format!("the database cannot use WAL mode (it is in {mode} mode)"),
             ));
         }
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+        // FULL: a committed turn survives a power loss too, not only a crash of katari; a turn
+        // writes a handful of rows while a model answers, so the extra sync costs nothing felt.
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .map_err(|e| StoreError::io(path, "open", e))?;
         let mut store = Store {
             path: path.to_path_buf(),
@@ -353,7 +391,7 @@ fn refuse_newer(version: i64) -> Result<(), StoreError> {
             message: format!(
                 "{FILE_NAME} has schema version {version}, but this katari knows only up to {SCHEMA_VERSION}. Upgrade katari."
             ),
-            newer_schema: true,
+            kind: ErrorKind::NewerSchema,
         });
     }
     Ok(())
@@ -412,7 +450,7 @@ impl LazyCredentials {
     /// The refusal of a database newer than this binary, once opening it was tried.
     pub fn refusal(&self) -> Option<String> {
         match self.store.get() {
-            Some(Err(e)) if e.newer_schema => Some(e.message.clone()),
+            Some(Err(e)) if e.kind == ErrorKind::NewerSchema => Some(e.message.clone()),
             _ => None,
         }
     }
