@@ -40,11 +40,12 @@ pub enum Event {
         name: String,
         arguments: String,
     },
-    /// A tool call finished: the size of what the model receives, or the error's raw message.
+    /// A tool call finished: the size of what the model receives, or the error (its message
+    /// raw).
     ToolResult {
         id: String,
         name: String,
-        result: Result<usize, String>,
+        result: Result<usize, ToolError>,
     },
     /// A line for the person about the loop itself (limits, trimming), already worded.
     Notice(String),
@@ -433,7 +434,7 @@ async fn run_round(
             name: calls[i].name.clone(),
             result: match r {
                 Ok(text) => Ok(text.len()),
-                Err(e) => Err(e.message.clone()),
+                Err(e) => Err(e.clone()),
             },
         });
     };

@@ -1,0 +1,518 @@
+//! `katari chat` (`host.md` §7): resolves the lens, opens or resumes the thread, and runs turns
+//! through the chat engine — one turn with `-m`, or an interactive prompt. The engine knows
+//! nothing of terminals; this module draws its events and reads the person's input.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use katari_chat::engine::{self, Event, Turn, TurnConfig, TurnError, TurnOutcome};
+use katari_chat::llm::openai::{OpenAi, OpenAiConfig};
+use katari_chat::llm::{Provider, Sampling};
+use katari_chat::tools::{Only, ToolSet, Tools};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::args::{self, ChatArgs};
+use super::lens::{self, Lens, SystemOverrides};
+use super::render::Renderer;
+use super::scripts::{Person, ScriptTools};
+use super::secret::GetSecret;
+use crate::config::{Config, LlmKind, Params};
+use crate::paths::Paths;
+use crate::store::Store;
+use crate::store::{Scope, new_thread_id};
+
+/// A failure that ends the command: the lines printed after `error: ` and the exit status.
+struct Failure {
+    message: String,
+    status: u8,
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        message: message.into(),
+        status: 2,
+    }
+}
+
+/// Runs `katari chat`; returns the exit status (§2.2).
+pub fn run(args: ChatArgs, color: bool, no_workspace: bool, trust_workspace: bool) -> u8 {
+    match chat(args, color, no_workspace, trust_workspace) {
+        Ok(status) => status,
+        Err(f) => {
+            if !f.message.is_empty() {
+                let _ = writeln!(std::io::stderr(), "error: {}", f.message);
+            }
+            f.status
+        }
+    }
+}
+
+/// Everything a chat keeps between turns.
+pub struct Chat {
+    pub config: Arc<Config>,
+    pub lens: Lens,
+    pub store: Arc<Store>,
+    pub thread_id: String,
+    pub overrides: SystemOverrides,
+    /// `default_params` under the per-call flags (the REPL's `/set` adds a layer on top).
+    pub params: Params,
+    pub allow_tools: Vec<String>,
+    pub allow_secrets: bool,
+    pub max_tool_rounds: u32,
+    pub stream: bool,
+    provider: Box<dyn Provider>,
+    /// The person who answers script requests; `None` in a non-interactive chat.
+    person: Option<Arc<dyn Person>>,
+    color: bool,
+    top_k_noted: bool,
+}
+
+fn chat(
+    args: ChatArgs,
+    color: bool,
+    no_workspace: bool,
+    trust_workspace: bool,
+) -> Result<u8, Failure> {
+    if args.agent.is_none() && args.project.is_none() && args.thread.is_none() {
+        return Err(usage(
+            "katari chat needs an agent or --project. Try: katari chat AGENT or katari chat --project PROJECT",
+        ));
+    }
+    let flags = args::flag_params(&args).map_err(usage)?;
+    let allow_tools = args::allow_tools(&args).map_err(usage)?;
+    let max_rounds = args::max_tool_rounds(&args).map_err(usage)?;
+    let message = match args.message.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Failure {
+                    message: format!("cannot read the message from stdin: {e}"),
+                    status: 1,
+                })?;
+            Some(text.trim_end_matches(['\n', '\r']).to_string())
+        }
+        Some(m) => Some(m.to_string()),
+        None => None,
+    };
+    if message.is_none() && !std::io::stdin().is_terminal() {
+        return Err(usage(
+            "katari chat needs a terminal for interactive use; pass -m MESSAGE (or -m - to read it from stdin).",
+        ));
+    }
+    if message.as_deref().is_some_and(|m| m.trim().is_empty()) {
+        return Err(usage("the message is empty; pass the text to send with -m"));
+    }
+    let config = crate::config::init(no_workspace, trust_workspace).map_err(|status| Failure {
+        message: String::new(),
+        status,
+    })?;
+    let paths = Paths::from_env();
+    let store = Arc::new(Store::open_in(&paths.data).map_err(|e| Failure {
+        status: e.exit_code(),
+        message: e.message.clone(),
+    })?);
+
+    // The thread first: a resumed thread decides the agent or project when none is named, and
+    // naming the wrong one is refused before anything else (§7.9.3).
+    let user = config.chat().user.clone();
+    let resumed = match &args.thread {
+        None => None,
+        Some(given) => Some(store.resolve_thread(given).map_err(|e| Failure {
+            status: 2,
+            message: e.message.clone(),
+        })?),
+    };
+    let (agent, project) = match &resumed {
+        None => (args.agent.clone(), args.project.clone()),
+        Some(t) => {
+            let scope = match (&args.agent, t.scope.as_str()) {
+                (Some(a), _) => Scope::Agent(a.clone()),
+                (None, "agent") => Scope::Agent(t.agent.clone().unwrap_or_default()),
+                (None, _) => Scope::Project {
+                    project: args
+                        .project
+                        .clone()
+                        .or_else(|| t.project.clone())
+                        .unwrap_or_default(),
+                    user: user.clone(),
+                },
+            };
+            t.check_resume(&scope).map_err(|e| Failure {
+                status: 2,
+                message: e.message.clone(),
+            })?;
+            match scope {
+                Scope::Agent(a) => (Some(a), args.project.clone()),
+                Scope::Project { project, .. } => (None, Some(project)),
+            }
+        }
+    };
+    let lens = lens::resolve(&config, agent.as_deref(), project.as_deref()).map_err(usage)?;
+    let personality = lens::personality(&lens, args.personality.as_deref()).map_err(usage)?;
+    let replacement = match (&args.system, &args.system_file) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(path)) => Some(read_system_file(path)?),
+        (None, None) => None,
+    };
+    let overrides = SystemOverrides {
+        replacement,
+        append: args.system_append.clone(),
+        personality,
+    };
+    let provider = provider(&config, &lens)?;
+    let defaults = lens
+        .agent
+        .as_ref()
+        .map(|a| a.default_params.clone())
+        .unwrap_or_default();
+    let params = args::layer(&defaults, &flags);
+
+    let thread_id = match &resumed {
+        Some(t) => t.id.clone(),
+        None => {
+            let id = new_thread_id();
+            let scope = match lens.agent_name() {
+                Some(a) => Scope::Agent(a.to_string()),
+                None => Scope::Project {
+                    project: lens.project_name().unwrap_or_default().to_string(),
+                    user: user.clone(),
+                },
+            };
+            store.create_thread(&id, &scope).map_err(|e| Failure {
+                status: e.exit_code(),
+                message: e.message.clone(),
+            })?;
+            id
+        }
+    };
+    if resumed.is_some() {
+        report_interrupted(&store, &thread_id, color);
+    }
+    if args.allow_secrets {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: --allow-secrets lets the model read secret values; anything it reads is stored in thread {thread_id}."
+        );
+    }
+    let mut chat = Chat {
+        max_tool_rounds: max_rounds.unwrap_or(config.chat().max_tool_rounds),
+        config: config.clone(),
+        lens,
+        store,
+        thread_id,
+        overrides,
+        params,
+        allow_tools,
+        allow_secrets: args.allow_secrets,
+        stream: !args.no_stream,
+        provider,
+        person: None,
+        color,
+        top_k_noted: false,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure {
+            message: format!("cannot start the async runtime: {e}"),
+            status: 1,
+        })?;
+    install_interrupt();
+    match message {
+        Some(text) => Ok(one_shot(&mut chat, &runtime, &text, args.no_stream)),
+        None => {
+            chat.person = Some(Arc::new(super::person::TerminalPerson));
+            Ok(super::interactive::run(&mut chat, &runtime))
+        }
+    }
+}
+
+/// `--system-file`'s text.
+fn read_system_file(path: &PathBuf) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map(|t| t.trim_end_matches(['\n', '\r']).to_string())
+        .map_err(|e| usage(format!("cannot read --system-file {}: {e}", path.display())))
+}
+
+/// The provider of the lens's llm, with its key (§7.3.1: looked up only now).
+fn provider(config: &Config, lens: &Lens) -> Result<Box<dyn Provider>, Failure> {
+    let llm = &lens.llm;
+    if llm.kind == LlmKind::Anthropic {
+        return Err(usage(format!(
+            "llm.{}.kind = \"anthropic\" is not supported by this build\n  fix: use kind = \"openai\" with an OpenAI-compatible endpoint",
+            llm.name
+        )));
+    }
+    let api_key = config.api_key(llm).map_err(usage)?;
+    let Some(base_url) = llm.base_url.clone() else {
+        return Err(usage(format!(
+            "llm.{} has no base_url; set one such as \"http://127.0.0.1:8080/v1\"",
+            llm.name
+        )));
+    };
+    let client = OpenAi::new(OpenAiConfig {
+        name: llm.name.clone(),
+        base_url,
+        api_key,
+        headers: llm
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), config.resolve(v)))
+            .collect(),
+        connect_timeout_secs: llm.connect_timeout_secs,
+        request_timeout_secs: llm.request_timeout_secs,
+        stream_idle_timeout_secs: llm.stream_idle_timeout_secs,
+    })
+    .map_err(|e| Failure {
+        message: e.message,
+        status: 1,
+    })?;
+    Ok(Box::new(client))
+}
+
+/// Prints the interrupted-turn report of a resumed thread (§7.10.1), sanitised: call names and
+/// arguments come from the model.
+pub fn report_interrupted(store: &Store, thread_id: &str, color: bool) {
+    match store.recover(thread_id) {
+        Ok(Some(turn)) => {
+            let text = katari_runtime::mcp::text::sanitize(&turn.report());
+            let mut err = std::io::stderr().lock();
+            let _ = if color {
+                writeln!(err, "\u{1b}[2m{text}\u{1b}[0m")
+            } else {
+                writeln!(err, "{text}")
+            };
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "warning: {}", e.message);
+        }
+    }
+}
+
+/// The cancel switch of the turn that is running, flipped by Ctrl-C.
+static CANCEL: Mutex<Option<watch::Sender<bool>>> = Mutex::new(None);
+
+/// Cancels the running turn, as Ctrl-C does (the person pressed it while answering a request).
+pub fn cancel_turn() {
+    let guard = CANCEL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(tx) = guard.as_ref() {
+        let _ = tx.send(true);
+    }
+}
+
+/// Ctrl-C cancels the running turn (§7.10.6); outside a turn the line editor owns the key.
+fn install_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        let guard = CANCEL.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(tx) => {
+                let _ = tx.send(true);
+            }
+            None => std::process::exit(130),
+        }
+    });
+}
+
+/// How one turn ended, for the caller's output.
+pub enum Ended {
+    Answered(TurnOutcome),
+    Failed(String),
+    Cancelled,
+    /// The turn could not start (script diagnostics, an unreadable prompt file): exit 2.
+    Refused(String),
+}
+
+impl Chat {
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// Removes the thread when no turn was ever written to it (a chat left at once), so
+    /// `katari get threads` does not fill with empty threads.
+    pub fn forget_if_empty(&self) {
+        if let Ok(Some(t)) = self.store.thread(&self.thread_id)
+            && t.turns == 0
+        {
+            let _ = self.store.delete_thread(&self.thread_id);
+        }
+    }
+
+    /// The system block, script tools and sampling for the next turn, read afresh (§7.2.5).
+    fn prepare(&mut self) -> Result<(TurnConfig, Vec<Box<dyn Tools>>), String> {
+        let system =
+            lens::system_block(&self.lens, &self.overrides).map_err(|m| format!("error: {m}"))?;
+        let mut providers: Vec<Box<dyn Tools>> = Vec::new();
+        if let Some(project) = &self.lens.project
+            && !project.scripts.is_empty()
+        {
+            let scripts = ScriptTools::load(
+                &project.name,
+                &project.scripts,
+                &project.origin.file,
+                self.person.clone(),
+                self.color,
+            )?;
+            let allow = self.allow_tools.clone();
+            providers.push(Box::new(Only {
+                inner: scripts,
+                keep: Box::new(move |name| args::allows_script(&allow, name)),
+            }));
+        }
+        if self.allow_secrets {
+            providers.push(Box::new(GetSecret {
+                config: self.config.clone(),
+            }));
+        }
+        let p = &self.params;
+        if p.top_k.is_some() && !self.top_k_noted {
+            self.top_k_noted = true;
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: top_k is not sent to OpenAI-compatible endpoints; use --extra top_k=N to force it."
+            );
+        }
+        let sampling = Sampling {
+            temperature: p.temperature,
+            top_p: p.top_p,
+            top_k: None,
+            max_tokens: p.max_tokens,
+            seed: p.seed,
+            stop: p.stop.clone().unwrap_or_default(),
+            extra: p.extra.clone(),
+        };
+        let settings = self.config.chat();
+        let config = TurnConfig {
+            model: self.lens.model.clone(),
+            system,
+            sampling,
+            stream: self.stream,
+            project: self.lens.project_name().map(str::to_string),
+            max_tool_rounds: self.max_tool_rounds,
+            max_identical_calls: settings.max_identical_calls,
+            tool_timeout: Duration::from_secs(settings.tool_timeout_secs),
+            context_window: self.lens.llm.context_window,
+        };
+        Ok((config, providers))
+    }
+
+    /// Runs one turn, drawing its events with `renderer`.
+    pub fn turn(
+        &mut self,
+        runtime: &tokio::runtime::Runtime,
+        message: &str,
+        renderer: &mut Renderer,
+    ) -> Ended {
+        let (config, providers) = match self.prepare() {
+            Ok(p) => p,
+            Err(message) => return Ended::Refused(message),
+        };
+        let refs: Vec<&dyn Tools> = providers.iter().map(|b| b.as_ref()).collect();
+        let tools = ToolSet::new(refs);
+        let (tx, rx) = watch::channel(false);
+        *CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        let turn = Turn {
+            provider: self.provider.as_ref(),
+            tools: &tools,
+            log: self.store.as_ref(),
+            thread_id: &self.thread_id,
+            config: &config,
+            cancel: rx,
+        };
+        let mut draw = |e: Event| renderer.event(e);
+        let result = runtime.block_on(engine::run_turn(turn, message, &mut draw));
+        *CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        renderer.finish();
+        match result {
+            Ok(outcome) => Ended::Answered(outcome),
+            Err(TurnError::Cancelled) => Ended::Cancelled,
+            Err(e) => Ended::Failed(e.to_string()),
+        }
+    }
+}
+
+/// `-m`: one turn, the reply on stdout, then `(thread: ID)` (§7.8).
+fn one_shot(
+    chat: &mut Chat,
+    runtime: &tokio::runtime::Runtime,
+    message: &str,
+    no_stream: bool,
+) -> u8 {
+    let mut renderer = Renderer::new(!no_stream, chat.color);
+    let ended = chat.turn(runtime, message, &mut renderer);
+    let thread = chat.thread_id.clone();
+    if no_stream {
+        let (object, status) = match &ended {
+            Ended::Answered(o) => (
+                json!({
+                    "thread_id": thread,
+                    "agent": chat.lens.agent_name(),
+                    "project": chat.lens.project_name(),
+                    "llm": chat.lens.llm.name,
+                    "model": chat.lens.model,
+                    "reply": o.reply,
+                    "tool_calls": o.tool_calls.iter().map(|c| json!({
+                        "id": c.id, "name": c.name, "arguments": c.arguments, "is_error": c.is_error,
+                    })).collect::<Vec<Value>>(),
+                    "usage": o.usage.map(|u| json!({
+                        "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+                    })),
+                    "finish_reason": o.finish_reason,
+                }),
+                0,
+            ),
+            Ended::Failed(m) | Ended::Refused(m) => (
+                json!({"thread_id": thread, "error": {"message": m}}),
+                if matches!(ended, Ended::Refused(_)) {
+                    2
+                } else {
+                    1
+                },
+            ),
+            Ended::Cancelled => (
+                json!({"thread_id": thread, "error": {"message": "the turn was cancelled"}}),
+                130,
+            ),
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{object}");
+        let _ = out.flush();
+        match &ended {
+            Ended::Failed(m) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: {}",
+                    katari_runtime::mcp::text::sanitize(m)
+                );
+            }
+            Ended::Refused(m) => {
+                let _ = writeln!(std::io::stderr(), "{m}");
+            }
+            _ => {}
+        }
+        return status;
+    }
+    let status = match &ended {
+        Ended::Answered(_) => 0,
+        Ended::Failed(m) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                katari_runtime::mcp::text::sanitize(m)
+            );
+            1
+        }
+        Ended::Refused(m) => {
+            let _ = writeln!(std::io::stderr(), "{m}");
+            2
+        }
+        Ended::Cancelled => 130,
+    };
+    let _ = writeln!(std::io::stderr(), "(thread: {thread})");
+    status
+}
