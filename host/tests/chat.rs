@@ -846,3 +846,188 @@ fn set_mode(path: &Path, mode: u32) {
 
 #[cfg(not(unix))]
 fn set_mode(_: &Path, _: u32) {}
+
+/// A home whose project `payments` has `tests/chat`-style scripts written into it.
+fn scripted_home(script: &str) -> Home {
+    let home = Home::new("");
+    home.write("billing.kt", script);
+    let config = std::fs::read_to_string(home.path().join("config.toml")).expect("config");
+    std::fs::write(
+        home.path().join("config.toml"),
+        config.replace(
+            "[project.payments]\nllm = \"fake\"\n",
+            "[project.payments]\nllm = \"fake\"\nscripts = [\"billing.kt\"]\n",
+        ),
+    )
+    .expect("config");
+    home
+}
+
+const BILLING: &str = r#"@"Whether the person approves paying a refund."
+request approve(amount: integer) -> boolean
+
+@"Refunds an amount once the person approves it."
+agent refund(amount: integer) -> string with approve {
+  if (approve(amount = amount)) { "refunded" } else { "refused" }
+}
+
+@"Looks up an account; its token stays private."
+agent account(name: string, token: string of private) -> { name: string, token: string of private } {
+  { name = name, token = token }
+}
+"#;
+
+#[test]
+fn s02_a_script_tool_result_has_private_values_redacted() {
+    let home = scripted_home(BILLING);
+    home.llm.push(Script::tool_calls(vec![FakeCall::new(
+        0,
+        "a",
+        "kt_billing_account",
+        r#"{"name":"ada","token":"tok-123"}"#,
+    )]));
+    let out = home.chat(&["alice", "--project", "payments", "-m", "look up ada"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let requests = home.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")
+        .clone();
+    let content = result["content"].as_str().expect("text");
+    let v: Value = serde_json::from_str(content).expect("JSON");
+    assert_eq!(v["result"]["name"], "ada");
+    assert_ne!(v["result"]["token"], "tok-123", "{content}");
+    assert!(!content.contains("tok-123"), "{content}");
+}
+
+#[test]
+fn s03_a_request_in_a_one_shot_chat_needs_a_person() {
+    let home = scripted_home(BILLING);
+    home.llm.push(Script::tool_calls(vec![FakeCall::new(
+        0,
+        "r",
+        "kt_billing_refund",
+        r#"{"amount":120}"#,
+    )]));
+    let out = home.chat(&["alice", "--project", "payments", "-m", "refund"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let text = "Script agent kt_billing_refund performed request 'billing.approve', which needs an answer from a person, but this chat is not interactive.\nHandle the request in the script, or ask again in an interactive chat.";
+    assert!(
+        stderr(&out).contains(&format!("{text}\n")),
+        "{}",
+        stderr(&out)
+    );
+    let requests = home.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")
+        .clone();
+    let v: Value = serde_json::from_str(result["content"].as_str().expect("text")).expect("JSON");
+    assert_eq!(v["error"]["type"], "needs_person");
+    assert_eq!(v["error"]["message"], text);
+}
+
+#[test]
+fn s04_a_script_with_a_type_error_stops_the_turn() {
+    let home = scripted_home("@\"Broken.\"\nagent broken() -> integer {\n  \"not a number\"\n}\n");
+    let out = home.chat(&["alice", "--project", "payments", "-m", "hi"]);
+    assert_eq!(status(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("error[K3"), "{err}");
+    assert!(
+        err.contains("fix the script or remove it from project.payments.scripts in "),
+        "{err}"
+    );
+    assert!(home.llm.requests().is_empty(), "nothing was sent");
+    // The agent alone does not load the project's scripts.
+    let out = home.chat(&["alice", "-m", "hi"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn a_reply_of_ten_megabytes_is_kept_whole() {
+    let home = Home::new("");
+    let big = "word ".repeat(2 * 1024 * 1024);
+    home.llm.push(Script::text(&big).chunks(64));
+    let out = home.chat(&["alice", "-m", "write a lot"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).len(), big.len() + 1);
+    let id = thread_id(&out);
+    let log = Command::new(env!("CARGO_BIN_EXE_katari"))
+        .args(["--no-workspace", "get", "thread", &id, "--json"])
+        .env("KATARI_HOME", home.path())
+        .output()
+        .expect("katari get thread");
+    let v: Value = serde_json::from_slice(&log.stdout).expect("JSON");
+    assert_eq!(
+        v["messages"][1]["content"].as_str().map(str::len),
+        Some(big.len())
+    );
+}
+
+#[test]
+fn conflicting_and_malformed_flags_are_usage_errors() {
+    let home = Home::new("");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["alice", "--top-p", "1.5", "-m", "x"],
+            "error: --top-p must be between 0 and 1 (got 1.5)\n",
+        ),
+        (
+            &["alice", "--max-tokens", "0", "-m", "x"],
+            "error: --max-tokens must be a positive integer (got 0)\n",
+        ),
+        (
+            &["alice", "--top-k", "-3", "-m", "x"],
+            "error: --top-k must be a positive integer (got -3)\n",
+        ),
+        (
+            &["alice", "--max-tool-rounds", "0", "-m", "x"],
+            "error: --max-tool-rounds must be a positive integer (got 0)\n",
+        ),
+        (
+            &["alice", "--extra", "novalue", "-m", "x"],
+            "error: --extra takes KEY=VALUE (got 'novalue')\n",
+        ),
+        (
+            &["alice", "--allow-tool", "bad", "-m", "x"],
+            "error: --allow-tool takes SERVER/TOOL, SERVER/* or a kt_ name (got 'bad')\n",
+        ),
+        (&["alice", "--system-file", "missing.txt", "-m", "x"], ""),
+        (
+            &["alice", "--thread", "0123", "-m", "x"],
+            "error: Thread prefix '0123' is too short; give at least 8 characters.\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = home.chat(args);
+        assert_eq!(status(&out), 2, "{args:?}: {}", stderr(&out));
+        if !expected.is_empty() {
+            assert_eq!(stderr(&out), *expected, "{args:?}");
+        } else {
+            assert!(
+                stderr(&out).contains("cannot read --system-file missing.txt"),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
+    let out = home.chat(&["alice", "--thread", "0123456789", "-m", "x"]);
+    assert_eq!(status(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: No thread '0123456789'. List threads with: katari get threads\n"
+    );
+    let out = home.chat(&["alice", "--system", "a", "--system-file", "b", "-m", "x"]);
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(home.llm.requests().is_empty(), "nothing was sent");
+}
