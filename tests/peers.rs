@@ -1,10 +1,13 @@
 //! Locating and starting the real MCP peers that `tests/peers/install.sh` installs into
-//! `.peers/`: reference servers from npm, node 22, and Python virtual environments. A missing
-//! peer fails the test loudly with the command that installs it; nothing is skipped.
+//! `.peers/`: reference servers from npm, node 22, Python virtual environments, and a local LLM
+//! behind llama.cpp's OpenAI-compatible server. A missing peer fails the test loudly with the
+//! command that installs it; nothing is skipped.
 
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The repository root.
@@ -133,6 +136,12 @@ impl Peer {
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+
+    /// The OpenAI-compatible base URL of a peer from [`start_local_llm`]:
+    /// `http://127.0.0.1:PORT/v1` (requests go to `{base}/chat/completions`).
+    pub fn local_llm_base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
 }
 
 impl Drop for Peer {
@@ -152,4 +161,94 @@ pub fn start_everything(mode: &str, legacy_build: bool) -> Peer {
         .arg(mode)
         .env("PORT", port.to_string());
     Peer::start(command, port)
+}
+
+/// The model name the local LLM reports (`/v1/models` and every reply); `tests/llm/serve.py`
+/// sets it.
+pub const LOCAL_LLM_MODEL: &str = "qwen2.5-coder-0.5b-instruct";
+
+/// How long [`start_local_llm`] waits for the server to answer its health check.
+pub const LOCAL_LLM_READY: Duration = Duration::from_secs(120);
+
+/// Starts the local LLM (Qwen2.5-Coder-0.5B-Instruct behind llama.cpp's OpenAI-compatible
+/// server, `tests/llm/serve.py`, docs/local-llm.md) on a port the system picks, and waits until
+/// it is ready. Panics loudly, naming `tests/peers/install.sh`, when the model or its virtual
+/// environment is missing, and with the server's log when it does not become ready within
+/// [`LOCAL_LLM_READY`]. The server is killed by process id when the returned peer is dropped,
+/// and stops by itself if this process dies (it watches its standard input, a pipe held here).
+pub fn start_local_llm() -> Peer {
+    let llm = peers_dir().join("llm");
+    let python = llm.join("bin/python");
+    let model = llm.join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    for needed in [&python, &model] {
+        assert!(
+            needed.exists(),
+            "the local LLM is not installed ({} is missing): run tests/peers/install.sh \
+             (./test.sh does), or tests/peers/install.sh --llm for the LLM alone",
+            needed.display()
+        );
+    }
+    let serve = repo_root().join("tests/llm/serve.py");
+    let log = std::env::temp_dir().join(format!(
+        "katari-local-llm-{}-{:?}.log",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let stderr = std::fs::File::create(&log)
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null());
+    let mut child = Command::new(&python)
+        .arg(&serve)
+        .args(["--port", "0", "--watch-stdin", "--model"])
+        .arg(&model)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the local LLM ({}): {e}", serve.display()));
+    // The readiness line arrives on stdout; a thread reads it so the wait can be bounded.
+    let (tx, rx) = mpsc::channel();
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let start = Instant::now();
+    let mut port = None;
+    while port.is_none() {
+        let left = LOCAL_LLM_READY.saturating_sub(start.elapsed());
+        match rx.recv_timeout(left) {
+            Ok(line) => port = listening_port(&line),
+            Err(_) => break,
+        }
+    }
+    let Some(port) = port else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let err = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let tail: Vec<&str> = err.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "the local LLM ({}) did not become ready within {} s (or exited); its log:\n{}",
+            serve.display(),
+            LOCAL_LLM_READY.as_secs(),
+            tail.join("\n")
+        );
+    };
+    let _ = std::fs::remove_file(&log);
+    Peer { child, port }
+}
+
+/// The port of a `listening http://127.0.0.1:PORT/v1` line.
+fn listening_port(line: &str) -> Option<u16> {
+    line.strip_prefix("listening http://127.0.0.1:")?
+        .strip_suffix("/v1")?
+        .parse()
+        .ok()
 }
