@@ -68,19 +68,251 @@ pub enum Command {
         #[command(subcommand)]
         command: McpTop,
     },
-    // The commands of `host.md` §2.1 that this version does not have yet. They are recognised
-    // (and hidden from the help) so that using one says so, rather than calling a documented
-    // command unknown.
+    // The command of `host.md` §2.1 that this version does not have yet. It is recognised (and
+    // hidden from the help) so that using it says so, rather than calling a documented command
+    // unknown.
     #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
     Chat(Unavailable),
-    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
-    Get(Unavailable),
-    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
-    Describe(Unavailable),
-    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
-    Delete(Unavailable),
-    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
-    Agent(Unavailable),
+    /// List agents, projects, memberships or threads, or print one thread's messages.
+    #[command(
+        long_about = "List agents, projects, memberships or threads as an aligned table (or a \
+        JSON array with --json), or print one thread's messages. An empty list prints a hint on \
+        stderr."
+    )]
+    Get {
+        #[command(subcommand)]
+        what: GetCommand,
+    },
+    /// Show one agent, project, membership or thread in full.
+    Describe {
+        #[command(subcommand)]
+        what: DescribeCommand,
+    },
+    /// Remove an agent, a project or a membership from the configuration, or delete a thread.
+    #[command(
+        long_about = "Remove an agent, a project or a membership from the configuration file \
+        that defines it (keeping every comment and all formatting), or delete a thread.\n\n\
+        A delete that removes threads asks for confirmation on a terminal; without one it needs \
+        --yes."
+    )]
+    Delete {
+        #[command(subcommand)]
+        what: DeleteCommand,
+    },
+    /// Add an agent to a project, or remove it: memberships.
+    Agent {
+        #[command(subcommand)]
+        command: AgentCommand,
+    },
+    /// Print a shell completion script for bash, zsh or fish.
+    #[command(
+        long_about = "Print a shell completion script for bash, zsh or fish on stdout. It \
+        completes every command and flag, and asks katari for the configured agent, project, llm \
+        and server names where one is expected.\n\n\
+        For example: katari completions bash > ~/.local/share/bash-completion/completions/katari"
+    )]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// The configured names of one kind, one a line, for the completion scripts.
+    #[command(name = "__complete-names", hide = true)]
+    CompleteNames {
+        #[arg(value_enum)]
+        kind: NameKind,
+    },
+}
+
+/// The shells `katari completions` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// What `katari __complete-names` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NameKind {
+    Agents,
+    Projects,
+    Llms,
+    Servers,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GetCommand {
+    /// List the configured agents (with --project: that project's members).
+    Agents {
+        /// Only the members of this project, with their role and brain.
+        #[arg(long, value_name = "PROJECT")]
+        project: Option<String>,
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the configured projects.
+    Projects {
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List memberships: which agent is in which project, with its role and brain.
+    Memberships {
+        /// Only this agent's memberships.
+        #[arg(long, value_name = "AGENT")]
+        agent: Option<String>,
+        /// Only the memberships in this project.
+        #[arg(long, value_name = "PROJECT")]
+        project: Option<String>,
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List stored threads: every agent thread and your own project threads.
+    Threads {
+        /// Only this agent's threads.
+        #[arg(long, value_name = "AGENT", conflicts_with = "project")]
+        agent: Option<String>,
+        /// Only your threads of this project.
+        #[arg(long, value_name = "PROJECT")]
+        project: Option<String>,
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the messages of one thread.
+    Thread {
+        /// The thread's id, or a unique prefix of at least 8 characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print one JSON object {"thread", "messages"} instead.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DescribeCommand {
+    /// Show an agent: its file, llm, prompts, parameters, personalities and memberships.
+    Agent {
+        /// The agent's name.
+        #[arg(value_name = "AGENT")]
+        agent: String,
+        /// Print one JSON object instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a project: its file, llm, prompts, servers, script tools and members.
+    Project {
+        /// The project's name.
+        #[arg(value_name = "PROJECT")]
+        project: String,
+        /// Print one JSON object instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show an agent's membership in a project and what the project adds to its chats.
+    Membership {
+        /// The agent's name.
+        #[arg(value_name = "AGENT")]
+        agent: String,
+        /// The project.
+        #[arg(long, value_name = "PROJECT")]
+        project: String,
+        /// Print one JSON object instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a thread: scope, owner, title, times, turns and whether its last turn was interrupted.
+    Thread {
+        /// The thread's id, or a unique prefix of at least 8 characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Print one JSON object instead.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeleteCommand {
+    /// Remove [agent.NAME] with all its sub-tables, and delete the agent's threads.
+    Agent {
+        /// The agent's name.
+        #[arg(value_name = "AGENT")]
+        agent: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Remove [project.NAME] and delete the project's threads; refused while agents are members.
+    Project {
+        /// The project's name.
+        #[arg(value_name = "PROJECT")]
+        project: String,
+        /// Remove the project's memberships from their agents as well.
+        #[arg(long)]
+        force: bool,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Remove an agent's membership in a project (the same as `katari agent leave`).
+    Membership {
+        /// The agent's name.
+        #[arg(value_name = "AGENT")]
+        agent: String,
+        /// The project.
+        #[arg(long, value_name = "PROJECT")]
+        project: String,
+    },
+    /// Delete one thread and its messages.
+    Thread {
+        /// The thread's id, or a unique prefix of at least 8 characters.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Delete another user's project thread too.
+        #[arg(long)]
+        force: bool,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Add the agent to a project, or update its role and brain there.
+    #[command(
+        long_about = "Add the agent to a project, or update its role and brain there (running it \
+        again changes nothing). Only the flags given change an existing membership; an empty \
+        value (--role '' or --llm '') removes that key."
+    )]
+    Join {
+        /// The agent's name.
+        #[arg(value_name = "AGENT")]
+        agent: String,
+        /// The project to join.
+        #[arg(long, value_name = "PROJECT")]
+        project: String,
+        /// The agent's role in the project (developer, qa, security, sre).
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// The llm the agent uses in this project instead of its own.
+        #[arg(long, value_name = "LLM")]
+        llm: Option<String>,
+    },
+    /// Remove the agent from a project (its threads are kept).
+    Leave {
+        /// The agent's name.
+        #[arg(value_name = "AGENT")]
+        agent: String,
+        /// The project to leave.
+        #[arg(long, value_name = "PROJECT")]
+        project: String,
+    },
 }
 
 /// What the help of a command that is not available yet says.
@@ -351,7 +583,7 @@ fn try_parse(args: &[OsString], color: clap::ColorChoice) -> Result<Cli, clap::E
 
 /// The clap command, with every subcommand's `--version` saying `katari X.Y.Z` as the top
 /// level does (`host.md` §2.1), rather than clap's `katari-check X.Y.Z` or `katari-path X.Y.Z`.
-fn command() -> clap::Command {
+pub fn command() -> clap::Command {
     fn name_katari(cmd: clap::Command) -> clap::Command {
         cmd.display_name("katari").mut_subcommands(name_katari)
     }

@@ -920,26 +920,8 @@ fn credentials(paths: &Paths, as_json: bool) -> Result<(), Fail> {
             .to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
-        .map(|i| {
-            table
-                .iter()
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in &table {
-        let mut line = String::new();
-        for (i, cell) in r.iter().enumerate() {
-            if i + 1 < r.len() {
-                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
-            } else {
-                line.push_str(cell);
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
+    let rows: Vec<Vec<String>> = table.into_iter().map(Vec::from).collect();
+    let _ = out.write_all(crate::table::render(&rows).as_bytes());
     Ok(())
 }
 

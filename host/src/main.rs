@@ -3,6 +3,7 @@
 //! Exit statuses follow `host.md` §2.2: 0 success, 1 something outside the command line failed
 //! (here: output could not be written), 2 usage errors and programs with errors.
 
+mod atomic;
 mod chat;
 mod check;
 mod cli;
@@ -10,6 +11,7 @@ mod config;
 mod front;
 mod host;
 mod login;
+mod manage;
 mod mcp_cmd;
 mod mcp_serve;
 mod paths;
@@ -17,6 +19,7 @@ mod repl;
 mod run;
 mod spinner;
 mod store;
+mod table;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -122,10 +125,14 @@ fn main() -> ExitCode {
             ExitCode::from(config::command(command, no_workspace, trust_workspace))
         }
         Some(Command::Chat(_)) => not_available("chat"),
-        Some(Command::Get(_)) => not_available("get"),
-        Some(Command::Describe(_)) => not_available("describe"),
-        Some(Command::Delete(_)) => not_available("delete"),
-        Some(Command::Agent(_)) => not_available("agent"),
+        Some(Command::Get { what }) => manage_command(manage::Request::Get(what), config),
+        Some(Command::Describe { what }) => manage_command(manage::Request::Describe(what), config),
+        Some(Command::Delete { what }) => manage_command(manage::Request::Delete(what), config),
+        Some(Command::Agent { command }) => manage_command(manage::Request::Agent(command), config),
+        Some(Command::Completions { shell }) => print_or_fail(&manage::complete::script(shell)),
+        Some(Command::CompleteNames { kind }) => {
+            print_or_fail(&manage::complete::names(kind, no_workspace))
+        }
         Some(Command::Check(args)) => {
             let result = check::check(
                 &args.files,
@@ -140,6 +147,26 @@ fn main() -> ExitCode {
                 Err(err) => output_failed(&err),
             }
         }
+    }
+}
+
+/// `get`, `describe`, `delete` and `agent` (`host.md` §6), once the configuration is loaded.
+fn manage_command(
+    request: manage::Request,
+    config: impl FnOnce() -> Result<std::sync::Arc<config::Config>, ExitCode>,
+) -> ExitCode {
+    match config() {
+        Ok(config) => ExitCode::from(manage::run(request, &config)),
+        Err(code) => code,
+    }
+}
+
+/// Writes `text` on stdout: success, or exit 1 when it cannot be written.
+fn print_or_fail(text: &str) -> ExitCode {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => output_failed(&err),
     }
 }
 

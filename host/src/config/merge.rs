@@ -121,6 +121,21 @@ impl Collected {
 
 /// Reads the files that exist, validates and merges them.
 pub(super) fn load_files(files: Files, opts: &LoadOptions<'_>) -> Result<Config, LoadError> {
+    load_files_with(files, opts, &[])
+}
+
+/// [`load_files`] with the text of some files given instead of read from disk: the edits of
+/// `edit.rs` are validated this way before they are written (§4.8.3).
+pub(super) fn load_files_with(
+    files: Files,
+    opts: &LoadOptions<'_>,
+    texts: &[(PathBuf, String)],
+) -> Result<Config, LoadError> {
+    let read_text =
+        |path: &Path, problems: &mut Vec<Problem>| match texts.iter().find(|(p, _)| p == path) {
+            Some((_, text)) => Some(text.clone()),
+            None => read_text(path, problems),
+        };
     let mut config = Config {
         trust_workspace: opts.trust_workspace,
         ..Config::default()

@@ -8,6 +8,7 @@
 //! `CliHost::mcp_server`, the REPL through [`current`].
 
 pub mod approve;
+pub mod edit;
 #[cfg(test)]
 mod fuzz_tests;
 mod mcp_json;

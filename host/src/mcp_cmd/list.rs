@@ -188,36 +188,7 @@ fn render_table(servers: &[&Server], probes: Option<&[Probe]>) -> String {
         }
         rows.push(cells);
     }
-    table(&rows)
-}
-
-/// Rows aligned in columns separated by two spaces (`host.md` §2.3.3); the last column is not
-/// padded.
-fn table(rows: &[Vec<String>]) -> String {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            if c + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::table::render(&rows)
 }
 
 fn render_json(servers: &[&Server], probes: Option<&[Probe]>) -> String {
@@ -330,22 +301,6 @@ async fn probe(d: &Arc<Descriptor>, host: &Arc<dyn Host>) -> Result<Probe, McpFa
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tables_align_columns_with_two_spaces() {
-        let rows = vec![
-            vec!["NAME".to_string(), "TYPE".to_string(), "TARGET".to_string()],
-            vec![
-                "a".to_string(),
-                "stdio".to_string(),
-                "node x.js".to_string(),
-            ],
-        ];
-        assert_eq!(
-            table(&rows),
-            "NAME  TYPE   TARGET\na     stdio  node x.js\n"
-        );
-    }
 
     #[test]
     fn a_401_without_oauth_is_auth_required() {
