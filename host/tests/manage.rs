@@ -1102,3 +1102,69 @@ complete_line katari dele
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The `[y/N]` question of §6.3.5 on a pseudo-terminal (stdin and stderr; stdout to a file).
+#[cfg(unix)]
+mod on_a_terminal {
+    use rexpect::process::WaitStatus;
+    use rexpect::session::spawn_command;
+
+    use super::*;
+
+    /// `katari ARGS` on a terminal answering `answer`; the exit status, what the terminal showed
+    /// and stdout.
+    fn answered(s: &Scratch, args: &[&str], question: &str, answer: &str) -> (i32, String, String) {
+        let stdout = std::fs::File::create(s.path("stdout")).expect("create the stdout file");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_katari"));
+        command
+            .args(args)
+            .current_dir(s.path("work"))
+            .env("KATARI_HOME", s.path("home"))
+            .env("NO_COLOR", "1")
+            .env("USER", "me")
+            .stdout(stdout);
+        let mut session = spawn_command(command, Some(30_000)).expect("katari starts on a pty");
+        session
+            .exp_string(question)
+            .unwrap_or_else(|e| panic!("the terminal never showed {question:?}: {e}"));
+        session.send_line(answer).expect("type the answer");
+        let rest = session.exp_eof().unwrap_or_default();
+        let status = match session.process().wait() {
+            Ok(WaitStatus::Exited(_, code)) => code,
+            other => panic!("katari did not exit normally: {other:?}"),
+        };
+        (status, rest.replace("\r\n", "\n"), s.read("stdout"))
+    }
+
+    // M03, §6.3.5
+    #[test]
+    fn a_delete_that_removes_threads_asks_on_a_terminal() {
+        let s = Scratch::with_config(&team());
+        let db = s.database();
+        add_thread(
+            &db,
+            "01jaaaaaaaaaaaaaaaaaaaaaaa",
+            ("agent", "alice"),
+            None,
+            &[("Hi", "Hello")],
+        );
+        drop(db);
+        let before = s.config();
+        let question = "Delete agent 'alice' and its 1 thread? [y/N] ";
+        let (status, shown, stdout) = answered(&s, &["delete", "agent", "alice"], question, "n");
+        assert_eq!(status, 2);
+        assert!(
+            shown.contains("error: Not confirmed; nothing was deleted."),
+            "{shown}"
+        );
+        assert_eq!(stdout, "");
+        assert_eq!(s.config(), before);
+        assert_eq!(thread_count(&s), 1);
+
+        let (status, _, stdout) = answered(&s, &["delete", "agent", "alice"], question, "y");
+        assert_eq!(status, 0);
+        assert_eq!(stdout, "Deleted agent 'alice' and its 1 thread.\n");
+        assert!(!s.config().contains("[agent.alice]"));
+        assert_eq!(thread_count(&s), 0);
+    }
+}
