@@ -270,6 +270,8 @@ fn render(doc: &DocumentMut, original: &str) -> String {
     if own.len() != old.len() {
         return edited;
     }
+    // New lines end the way the file's lines do.
+    let crlf = original.contains("\r\n");
     let mut out = String::with_capacity(edited.len());
     let mut push = |line: &str| {
         if !out.is_empty() && !out.ends_with('\n') {
@@ -290,7 +292,7 @@ fn render(doc: &DocumentMut, original: &str) -> String {
                 new_index, new_len, ..
             } => new[new_index..new_index + new_len]
                 .iter()
-                .for_each(|l| push(&tidy_header(l))),
+                .for_each(|l| push(&line_ending(&tidy_header(l), crlf))),
         }
     }
     // A file whose last line had no newline keeps it that way.
@@ -298,6 +300,14 @@ fn render(doc: &DocumentMut, original: &str) -> String {
         out.pop();
     }
     out
+}
+
+/// `line` ending with `\r\n` when `crlf` (and it ends with a bare `\n`).
+fn line_ending(line: &str, crlf: bool) -> String {
+    match line.strip_suffix('\n') {
+        Some(body) if crlf && !body.ends_with('\r') => format!("{body}\r\n"),
+        _ => line.to_string(),
+    }
 }
 
 /// A new table header without the spaces `toml_edit` copies from the parent keys' first header
@@ -490,13 +500,19 @@ fn set_params(item: &mut Item, params: &super::Params) -> Option<()> {
         fields.push(("top_k", Value::from(i64::try_from(v).unwrap_or(i64::MAX))));
     }
     if let Some(v) = params.max_tokens {
-        fields.push(("max_tokens", Value::from(i64::try_from(v).unwrap_or(i64::MAX))));
+        fields.push((
+            "max_tokens",
+            Value::from(i64::try_from(v).unwrap_or(i64::MAX)),
+        ));
     }
     if let Some(v) = params.seed {
         fields.push(("seed", Value::from(v)));
     }
     if let Some(stop) = &params.stop {
-        fields.push(("stop", Value::Array(stop.iter().map(String::as_str).collect())));
+        fields.push((
+            "stop",
+            Value::Array(stop.iter().map(String::as_str).collect()),
+        ));
     }
     if fields.is_empty() && params.extra.is_empty() {
         return Some(());
@@ -733,6 +749,17 @@ mod tests {
             save(text, &params),
             "[agent.a]\nllm = \"x\"\n[[agent.a.membership]]\nproject = \"p\"\n\n[agent.a.default_params]\nseed = 3\n[project.p]\n"
         );
+    }
+
+    #[test]
+    fn a_file_with_crlf_line_ends_gets_crlf_lines() {
+        let text = "# c\r\n[agent.a]\r\nllm = \"x\"\r\n";
+        let joined = join(text, "a", "p", Change::Keep);
+        assert_eq!(
+            joined,
+            "# c\r\n[agent.a]\r\nllm = \"x\"\r\n\r\n[[agent.a.membership]]\r\nproject = \"p\"\r\n"
+        );
+        assert_eq!(leave(&joined, "a", "p"), text);
     }
 
     #[test]
