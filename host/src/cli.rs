@@ -68,11 +68,14 @@ pub enum Command {
         #[command(subcommand)]
         command: McpTop,
     },
-    // The command of `host.md` §2.1 that this version does not have yet. It is recognised (and
-    // hidden from the help) so that using it says so, rather than calling a documented command
-    // unknown.
-    #[command(hide = true, about = NOT_YET, long_about = NOT_YET)]
-    Chat(Unavailable),
+    /// Chat with an agent or a project's LLM: interactive, or one message with -m.
+    #[command(
+        long_about = "Chat with an agent (alone, or viewing a project with --project) or with a \
+        project's own LLM (--project without AGENT). Without -m the chat is interactive and \
+        needs a terminal; with -m one message is sent, the reply printed on stdout and the thread \
+        id on stderr. Threads are stored and resumed with --thread ID."
+    )]
+    Chat(crate::chat::args::ChatArgs),
     /// List agents, projects, memberships or threads, or print one thread's messages.
     #[command(
         long_about = "List agents, projects, memberships or threads as an aligned table (or a \
@@ -313,21 +316,6 @@ pub enum AgentCommand {
         #[arg(long, value_name = "PROJECT")]
         project: String,
     },
-}
-
-/// What the help of a command that is not available yet says.
-const NOT_YET: &str = "Not available in this version of katari yet.";
-
-/// The arguments of a command that is not available yet: anything, ignored.
-#[derive(Debug, Args)]
-pub struct Unavailable {
-    #[arg(
-        hide = true,
-        num_args = 0..,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub rest: Vec<OsString>,
 }
 
 /// The `mcp` subcommands: those of [`McpCommand`] (handled by `login.rs`), `serve`, `pull` and `list`.

@@ -124,7 +124,12 @@ fn main() -> ExitCode {
         Some(Command::Config { command }) => {
             ExitCode::from(config::command(command, no_workspace, trust_workspace))
         }
-        Some(Command::Chat(_)) => not_available("chat"),
+        Some(Command::Chat(args)) => {
+            let status = chat::command::run(args, stderr_color, no_workspace, trust_workspace);
+            // Configured stdio servers are stopped before the process ends (`host.md` §9.1.4).
+            katari_runtime::mcp::client::shutdown();
+            ExitCode::from(status)
+        }
         Some(Command::Get { what }) => manage_command(manage::Request::Get(what), config),
         Some(Command::Describe { what }) => manage_command(manage::Request::Describe(what), config),
         Some(Command::Delete { what }) => manage_command(manage::Request::Delete(what), config),
@@ -168,17 +173,6 @@ fn print_or_fail(text: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => output_failed(&err),
     }
-}
-
-/// Refuses a command of `host.md` §2.1 that this version does not have yet (exit 2: the
-/// invocation cannot be carried out as given).
-fn not_available(name: &str) -> ExitCode {
-    let _ = writeln!(
-        io::stderr(),
-        "error: `katari {name}` is not available in this version of katari yet; \
-         the commands available are run, check, repl, config and mcp (see `katari --help`)"
-    );
-    ExitCode::from(2)
 }
 
 /// Reports that stdout or stderr could not be written (a closed pipe, a full disk).

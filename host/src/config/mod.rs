@@ -345,7 +345,6 @@ impl Config {
         }
     }
 
-    #[allow(dead_code, reason = "used by the chat host (host.md §8)")]
     /// The API key of an llm from `api_key` (a secret) or `api_key_env`. `Err` carries the
     /// message of §7.3.3 when the variable is not set; `Ok(None)` when no key is configured.
     pub fn api_key(&self, llm: &Llm) -> Result<Option<String>, String> {
