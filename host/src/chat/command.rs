@@ -25,9 +25,9 @@ use crate::store::Store;
 use crate::store::{Scope, new_thread_id};
 
 /// A failure that ends the command: the lines printed after `error: ` and the exit status.
-struct Failure {
-    message: String,
-    status: u8,
+pub struct Failure {
+    pub message: String,
+    pub status: u8,
 }
 
 fn usage(message: impl Into<String>) -> Failure {
@@ -65,7 +65,7 @@ pub struct Chat {
     pub stream: bool,
     provider: Box<dyn Provider>,
     /// The person who answers script requests; `None` in a non-interactive chat.
-    person: Option<Arc<dyn Person>>,
+    pub person: Option<Arc<dyn Person>>,
     color: bool,
     top_k_noted: bool,
 }
@@ -81,9 +81,10 @@ fn chat(
             "katari chat needs an agent or --project. Try: katari chat AGENT or katari chat --project PROJECT",
         ));
     }
-    let flags = args::flag_params(&args).map_err(usage)?;
-    let allow_tools = args::allow_tools(&args).map_err(usage)?;
-    let max_rounds = args::max_tool_rounds(&args).map_err(usage)?;
+    // Flags are refused before anything is read ([`open`] validates them again).
+    args::flag_params(&args).map_err(usage)?;
+    args::allow_tools(&args).map_err(usage)?;
+    args::max_tool_rounds(&args).map_err(usage)?;
     let message = match args.message.as_deref() {
         Some("-") => {
             let mut text = String::new();
@@ -110,6 +111,35 @@ fn chat(
         message: String::new(),
         status,
     })?;
+    let mut chat = open(&args, config, color)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure {
+            message: format!("cannot start the async runtime: {e}"),
+            status: 1,
+        })?;
+    match message {
+        Some(text) => {
+            install_interrupt();
+            Ok(one_shot(&mut chat, &runtime, &text, args.no_stream))
+        }
+        None => {
+            chat.person = Some(Arc::new(super::person::TerminalPerson));
+            Ok(super::interactive::run(chat, &runtime))
+        }
+    }
+}
+
+/// Opens a chat as `katari chat` and the REPL's `.chat` do (§7.2, §7.3, §7.9): the flags
+/// validated, the thread resolved (a resumed thread decides the agent or project when none is
+/// named), the lens, personality and provider resolved, and a new thread created when none is
+/// resumed. The chat has no person to ask; an interactive caller sets [`Chat::person`].
+pub fn open(args: &ChatArgs, config: Arc<Config>, color: bool) -> Result<Chat, Failure> {
+    let flags = args::flag_params(args).map_err(usage)?;
+    let allow_tools = args::allow_tools(args).map_err(usage)?;
+    let max_rounds = args::max_tool_rounds(args).map_err(usage)?;
     let paths = Paths::from_env();
     let store = Arc::new(Store::open_in(&paths.data).map_err(|e| Failure {
         status: e.exit_code(),
@@ -198,7 +228,7 @@ fn chat(
             "warning: --allow-secrets lets the model read secret values; anything it reads is stored in thread {thread_id}."
         );
     }
-    let mut chat = Chat {
+    Ok(Chat {
         max_tool_rounds: max_rounds.unwrap_or(config.chat().max_tool_rounds),
         config: config.clone(),
         lens,
@@ -213,23 +243,7 @@ fn chat(
         person: None,
         color,
         top_k_noted: false,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure {
-            message: format!("cannot start the async runtime: {e}"),
-            status: 1,
-        })?;
-    install_interrupt();
-    match message {
-        Some(text) => Ok(one_shot(&mut chat, &runtime, &text, args.no_stream)),
-        None => {
-            chat.person = Some(Arc::new(super::person::TerminalPerson));
-            Ok(super::interactive::run(&mut chat, &runtime))
-        }
-    }
+    })
 }
 
 /// `--system-file`'s text.
@@ -298,11 +312,16 @@ pub fn report_interrupted(store: &Store, thread_id: &str, color: bool) {
 /// The cancel switch of the turn that is running, flipped by Ctrl-C.
 static CANCEL: Mutex<Option<watch::Sender<bool>>> = Mutex::new(None);
 
-/// Cancels the running turn, as Ctrl-C does (the person pressed it while answering a request).
-pub fn cancel_turn() {
+/// Cancels the running turn, as Ctrl-C does (the person pressed it while answering a request);
+/// whether a turn was running.
+pub fn cancel_turn() -> bool {
     let guard = CANCEL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(tx) = guard.as_ref() {
-        let _ = tx.send(true);
+    match guard.as_ref() {
+        Some(tx) => {
+            let _ = tx.send(true);
+            true
+        }
+        None => false,
     }
 }
 
@@ -399,6 +418,14 @@ impl Chat {
             context_window: self.lens.llm.context_window,
         };
         Ok((config, providers))
+    }
+
+    /// The functions the next turn would offer the model, in order (the REPL's `.list tools`
+    /// and `/tools`).
+    pub fn offered(&mut self) -> Result<Vec<katari_chat::llm::ToolSpec>, String> {
+        let (_, providers) = self.prepare()?;
+        let refs: Vec<&dyn Tools> = providers.iter().map(|b| b.as_ref()).collect();
+        Ok(ToolSet::new(refs).specs().to_vec())
     }
 
     /// Runs one turn, drawing its events with `renderer`.

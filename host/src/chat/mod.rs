@@ -3,9 +3,11 @@
 
 pub mod args;
 pub mod command;
+pub mod info;
 pub mod interactive;
 pub mod lens;
 pub mod person;
 pub mod render;
 pub mod scripts;
 pub mod secret;
+pub mod slash;

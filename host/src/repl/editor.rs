@@ -1,6 +1,6 @@
-//! The REPL on a terminal: rustyline with history in the cache folder (`host.md` §12.8),
-//! continuation prompts, and tab completion of commands, names in scope, module members and
-//! file paths (§12.7).
+//! The REPL on a terminal: rustyline with one history in the cache folder for both modes
+//! (`host.md` §12.8), continuation prompts, and tab completion of commands, names in scope,
+//! module members, file paths and the chat mode's commands (§12.7).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,15 +16,18 @@ use rustyline::{
     Cmd, CompletionType, Config, Context, EditMode, Editor, Helper, KeyCode, KeyEvent, Modifiers,
 };
 
-use super::session::{Built, COMMANDS, Next, Session};
-use super::{MORE, PROMPT};
+use super::MORE;
+use super::complete::{self, Known};
+use super::modes::Repl;
+use super::session::{Built, Next};
 use crate::config;
 use crate::paths::Paths;
 
-/// What completion and hints know: the session as last checked.
+/// What completion and hints know: the session as last checked, and the REPL's mode.
 #[derive(Default)]
 struct ReplHelper {
     built: Option<Arc<Built>>,
+    known: Known,
     files: FilenameCompleter,
 }
 
@@ -36,7 +39,7 @@ impl Hinter for ReplHelper {
 
     /// While the cursor is at the end of an open call, the callee's signature.
     fn hint(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> Option<String> {
-        if pos < line.len() || line.starts_with('.') {
+        if pos < line.len() || line.starts_with('.') || self.known.chat {
             return None;
         }
         let built = self.built.as_ref()?;
@@ -68,17 +71,12 @@ impl Completer for ReplHelper {
             let (start, pairs) = self.files.complete(rest, rest.len(), ctx)?;
             return Ok((offset + start, pairs));
         }
-        if before.starts_with('.') && !before.contains(' ') {
-            let typed = &before[1..];
-            let pairs = COMMANDS
-                .iter()
-                .filter(|(n, _)| n.starts_with(typed))
-                .map(|(n, _)| Pair {
-                    display: format!(".{n}"),
-                    replacement: format!(".{n}"),
-                })
-                .collect();
-            return Ok((0, pairs));
+        if let Some(found) = complete::command(&self.known, before) {
+            return Ok(found);
+        }
+        // A chat message, or a command with nothing to complete.
+        if self.known.chat || before.starts_with('.') {
+            return Ok((pos, Vec::new()));
         }
         let Some(built) = &self.built else {
             return Ok((pos, Vec::new()));
@@ -126,8 +124,8 @@ fn protect(path: &Path) {
     let _ = path;
 }
 
-/// The interactive loop; returns at `.exit` or Ctrl-D on an empty line.
-pub fn run(session: &mut Session) {
+/// The interactive loop; returns at `.exit`, `/quit`, `/exit` or Ctrl-D on an empty line.
+pub fn run(repl: &mut Repl<'_>) {
     let settings = settings();
     let builder = Config::builder();
     // A size the editor refuses leaves its default (the configuration layer validated it).
@@ -154,30 +152,43 @@ pub fn run(session: &mut Session) {
     editor.set_helper(Some(ReplHelper::default()));
     // Alt-Enter inserts a line end into the input instead of submitting it (§12.8.2).
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
-    session.reader = Some(Arc::new(read_answer));
+    repl.session.reader = Some(Arc::new(read_answer));
     let history = history_path();
     let _ = editor.load_history(&history);
     loop {
+        let known = repl.known();
         if let Some(h) = editor.helper_mut() {
-            h.built = session.snapshot();
+            h.built = if known.chat {
+                None
+            } else {
+                repl.session.snapshot()
+            };
+            h.known = known;
         }
-        let Some(input) = read_input(&mut editor) else {
+        let initial = repl.initial.take().unwrap_or_default();
+        let Some(input) = read_input(&mut editor, repl, &initial) else {
             break;
         };
         if input.trim().is_empty() {
             continue;
         }
         let _ = editor.add_history_entry(input.as_str());
-        if session.handle(&input) == Next::Exit {
+        // Saved after each input, so a crash or a kill loses none of it.
+        save_history(&mut editor, &history);
+        if repl.handle(&input) == Next::Exit {
             break;
         }
     }
+    save_history(&mut editor, &history);
+}
+
+fn save_history(editor: &mut Editor<ReplHelper, FileHistory>, history: &Path) {
     if let Some(dir) = history.parent() {
         // Missing folders are created with mode 0700 (`host.md` §3.1).
         let _ = crate::store::create_private_dir(dir);
     }
-    if editor.save_history(&history).is_ok() {
-        protect(&history);
+    if editor.save_history(history).is_ok() {
+        protect(history);
     }
 }
 
@@ -189,28 +200,53 @@ fn settings() -> config::ReplSettings {
         .unwrap_or_default()
 }
 
-/// Reads the answer to an escalated request (§12.8): on a line editor of its own, so that the
-/// answer stays out of the history. Ctrl-C cancels the evaluation (the request fails as
-/// interrupted); Ctrl-D gives no answer.
-fn read_answer(prompt: &str) -> Option<String> {
+/// Reads one line on a line editor of its own, so that it stays out of the history: the
+/// answer to an escalated request or to a missing argument (§12.8.1). `Err` when the person
+/// pressed Ctrl-C; `Ok(None)` at Ctrl-D.
+pub fn read_private(prompt: &str) -> Result<Option<String>, ()> {
     let config = Config::builder().auto_add_history(false).build();
-    let mut editor: Editor<(), FileHistory> = Editor::with_config(config).ok()?;
+    let Ok(mut editor) = Editor::<(), FileHistory>::with_config(config) else {
+        return Ok(None);
+    };
     match editor.readline(prompt) {
-        Ok(line) => Some(line),
-        Err(ReadlineError::Interrupted) => {
+        Ok(line) => Ok(Some(line)),
+        Err(ReadlineError::Interrupted) => Err(()),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Reads the answer to an escalated request (§12.8): Ctrl-C cancels the evaluation (the request
+/// fails as interrupted); Ctrl-D gives no answer.
+fn read_answer(prompt: &str) -> Option<String> {
+    match read_private(prompt) {
+        Ok(line) => line,
+        Err(()) => {
             super::session::interrupt();
             None
         }
-        Err(_) => None,
     }
 }
 
 /// One complete input, read over as many lines as the parser needs; `None` to leave.
-fn read_input(editor: &mut Editor<ReplHelper, FileHistory>) -> Option<String> {
+fn read_input(
+    editor: &mut Editor<ReplHelper, FileHistory>,
+    repl: &Repl<'_>,
+    initial: &str,
+) -> Option<String> {
     let mut input = String::new();
+    let mut initial = initial;
     loop {
-        let prompt = if input.is_empty() { PROMPT } else { MORE };
-        match editor.readline(prompt) {
+        let prompt = if input.is_empty() {
+            repl.prompt()
+        } else {
+            MORE.to_string()
+        };
+        let read = if initial.is_empty() {
+            editor.readline(&prompt)
+        } else {
+            editor.readline_with_initial(&prompt, (std::mem::take(&mut initial), ""))
+        };
+        match read {
             Ok(line) => {
                 let blank = line.trim().is_empty();
                 if !input.is_empty() {
@@ -221,7 +257,7 @@ fn read_input(editor: &mut Editor<ReplHelper, FileHistory>) -> Option<String> {
                     input.push('\n');
                 }
                 input.push_str(&line);
-                if !Session::incomplete(&input) {
+                if !repl.incomplete(&input) {
                     return Some(input);
                 }
             }
@@ -237,6 +273,7 @@ fn read_input(editor: &mut Editor<ReplHelper, FileHistory>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::repl::session::{COMMANDS, Session};
     use rustyline::history::DefaultHistory;
 
     fn complete(line: &str) -> (usize, Vec<Pair>) {
@@ -244,6 +281,10 @@ mod tests {
         session.handle("let point = { x = 1, y = 2 }");
         let helper = ReplHelper {
             built: session.snapshot(),
+            known: Known {
+                commands: COMMANDS.iter().map(|(n, _)| *n).collect(),
+                ..Known::default()
+            },
             ..ReplHelper::default()
         };
         let history = DefaultHistory::new();

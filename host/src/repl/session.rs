@@ -1271,7 +1271,8 @@ fn suggest(name: &str) -> Option<&'static str> {
         .map(|(_, n)| n)
 }
 
-fn distance(a: &str, b: &str) -> usize {
+/// The edit distance between two names (for "did you mean").
+pub fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
