@@ -1031,3 +1031,41 @@ fn conflicting_and_malformed_flags_are_usage_errors() {
     );
     assert!(home.llm.requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn the_readme_example_configuration_chats_and_its_tools_work() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/chat");
+    let config =
+        std::fs::read_to_string(root.join("config.toml")).expect("examples/chat/config.toml");
+    let home = Home::exact(&config.replace("http://127.0.0.1:8080/v1", "{url}"));
+    std::fs::copy(root.join("tools.kt"), home.path().join("tools.kt")).expect("copy tools.kt");
+    home.llm.push(Script::tool_calls(vec![FakeCall::new(
+        0,
+        "w",
+        "kt_tools_word_count",
+        r#"{"text":"the quick brown fox"}"#,
+    )]));
+    home.llm.push(Script::text("Four words."));
+    let out = home.chat(&[
+        "helper",
+        "--project",
+        "demo",
+        "-m",
+        "How many words are in 'the quick brown fox'?",
+    ]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Four words.\n");
+    let requests = home.requests();
+    assert_eq!(
+        tool_names(&requests[0]),
+        vec!["kt_tools_convert_length", "kt_tools_word_count"]
+    );
+    let result = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")
+        .clone();
+    let v: Value = serde_json::from_str(result["content"].as_str().expect("text")).expect("JSON");
+    assert_eq!(v["result"]["words"], 4);
+}

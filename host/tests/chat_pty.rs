@@ -308,3 +308,46 @@ fn a_killed_chat_leaves_an_interrupted_turn_that_is_reported_and_retried() {
     assert_eq!(users(&last), vec!["what now?", "spin it"]);
     pairs(&llm);
 }
+
+#[test]
+fn ctrl_c_in_a_one_shot_chat_marks_the_turn_and_exits_130() {
+    let llm = FakeLlm::start();
+    let dir = home(&llm);
+    llm.push(Script::endless(100_000, Duration::from_millis(20)));
+    let mut child = katari(dir.path(), &["chat", "alice", "-m", "talk forever"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("katari chat starts");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(&mut out, &mut first).expect("the reply starts streaming");
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("send SIGINT");
+    assert!(interrupted.success());
+    let status = child.wait().expect("katari chat ends");
+    assert_eq!(status.code(), Some(130));
+    let thread = only_thread(dir.path());
+    assert_eq!(thread["interrupted"], true, "{thread}");
+}
+
+#[test]
+fn model_text_is_sanitised_on_a_terminal() {
+    let llm = FakeLlm::start();
+    let dir = home(&llm);
+    llm.push(Script::text(
+        "plain \u{1b}]0;title\u{7}and \u{1b}[31mred\u{1b}[0m end",
+    ));
+    let mut s = spawn_command(
+        katari(dir.path(), &["chat", "alice", "-m", "hi"]),
+        Some(EXPECT_MS),
+    )
+    .expect("katari chat starts on a pty");
+    let before = s.exp_string("end").expect("the reply");
+    s.exp_eof().expect("the chat ends");
+    assert!(before.contains("plain and red "), "{before:?}");
+    assert!(!before.contains('\u{1b}'), "{before:?}");
+}

@@ -8,7 +8,6 @@ use katari_chat::engine::Event;
 use katari_chat::tools::ErrorKind;
 use katari_runtime::mcp::text::sanitize;
 
-use crate::host::for_terminal;
 use crate::spinner::Spinner;
 
 /// Longest shown arguments or error message of a tool line, in characters (§7.8.2).
@@ -21,6 +20,9 @@ pub struct Renderer {
     /// Dim tool lines and notices.
     pub color: bool,
     stdout_terminal: bool,
+    /// Reply text on a terminal: an escape sequence split across two deltas is held back until
+    /// it is whole, so sanitising never sees half of one.
+    held: Held,
     spinner: Option<Spinner>,
     /// The last text written to stdout did not end a line.
     open_line: bool,
@@ -32,6 +34,7 @@ impl Renderer {
             stream_text,
             color,
             stdout_terminal: std::io::stdout().is_terminal(),
+            held: Held::default(),
             spinner: None,
             open_line: false,
         }
@@ -47,7 +50,14 @@ impl Renderer {
             Event::Text(text) => {
                 self.stop_spinner();
                 if self.stream_text && !text.is_empty() {
-                    let shown = for_terminal(&text, self.stdout_terminal);
+                    let shown = if self.stdout_terminal {
+                        sanitize(&self.held.push(&text))
+                    } else {
+                        text
+                    };
+                    if shown.is_empty() {
+                        return;
+                    }
                     let mut out = std::io::stdout().lock();
                     let _ = out.write_all(shown.as_bytes());
                     let _ = out.flush();
@@ -56,6 +66,8 @@ impl Renderer {
             }
             Event::ReplyDone => {
                 self.stop_spinner();
+                // An escape sequence the reply never finished is dropped.
+                self.held = Held::default();
                 self.end_line();
             }
             Event::ToolCall {
@@ -131,6 +143,43 @@ impl Renderer {
     }
 }
 
+/// The unfinished escape sequence at the end of the text streamed so far.
+#[derive(Default)]
+struct Held(String);
+
+/// The longest escape sequence held back; a longer one is not a terminal's and is dropped.
+const MAX_HELD: usize = 4096;
+
+impl Held {
+    /// `text` after what was held, minus an escape sequence that is still open at its end
+    /// (kept for the next delta).
+    fn push(&mut self, text: &str) -> String {
+        let mut all = std::mem::take(&mut self.0);
+        all.push_str(text);
+        if let Some(start) = open_escape(&all) {
+            if all.len() - start <= MAX_HELD {
+                self.0 = all[start..].to_string();
+            }
+            all.truncate(start);
+        }
+        all
+    }
+}
+
+/// Where an escape sequence starts that `text` does not finish (§2.4.1's forms: CSI ends with a
+/// byte in `@`..=`~`, OSC with BEL or `ESC \`, any other `ESC` with one more character).
+fn open_escape(text: &str) -> Option<usize> {
+    let start = text.rfind('\u{1b}')?;
+    let mut rest = text[start + 1..].chars();
+    let open = match rest.next() {
+        None => true,
+        Some('[') => !rest.any(|c| ('\u{40}'..='\u{7e}').contains(&c)),
+        Some(']') => !text[start + 2..].contains('\u{7}'),
+        Some(_) => false,
+    };
+    open.then_some(start)
+}
+
 /// `text` cut to `max` characters with `…`.
 pub fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -164,5 +213,20 @@ mod tests {
         assert_eq!(cut("abcdef", 3), "abc…");
         assert_eq!(cut("ab", 3), "ab");
         assert_eq!(cut("ééé", 2), "éé…");
+    }
+
+    #[test]
+    fn escape_sequences_split_across_deltas_are_held_until_whole() {
+        let mut held = Held::default();
+        let text = "a \u{1b}]0;title\u{7}b \u{1b}[31mred\u{1b}[0m end";
+        let mut shown = String::new();
+        for piece in text.split_inclusive(|c: char| c == ';' || c == '[' || c == '3') {
+            shown.push_str(&sanitize(&held.push(piece)));
+        }
+        assert_eq!(shown, "a b red end");
+        let mut held = Held::default();
+        assert_eq!(held.push("x\u{1b}"), "x");
+        assert_eq!(held.push("[1"), "");
+        assert_eq!(sanitize(&held.push("mz")), "z");
     }
 }
