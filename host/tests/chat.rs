@@ -265,7 +265,7 @@ llm_model = "project-model"
 }
 
 #[test]
-fn h04_the_agent_alone_offers_no_tools_and_the_project_lens_offers_script_tools() {
+fn h04_s01_the_agent_alone_offers_no_tools_and_the_project_lens_offers_documented_script_agents() {
     let home = Home::new("");
     home.write(
         "billing.kt",
@@ -618,7 +618,7 @@ fn h14_a_thread_resumed_under_the_wrong_owner_is_refused() {
 }
 
 #[test]
-fn h16_pairing_holds_through_errors_limits_and_duplicates() {
+fn h18_duplicates_run_once_and_a_third_identical_call_is_refused() {
     let home = Home::new("");
     std::fs::write(home.path().join("secrets.toml"), "K = \"v\"\n").expect("secrets");
     set_mode(&home.path().join("secrets.toml"), 0o600);
@@ -1068,4 +1068,57 @@ fn the_readme_example_configuration_chats_and_its_tools_work() {
         .clone();
     let v: Value = serde_json::from_str(result["content"].as_str().expect("text")).expect("JSON");
     assert_eq!(v["result"]["words"], 4);
+}
+
+#[test]
+fn h16_every_request_pairs_calls_after_failures_limits_and_resumes() {
+    let home = Home::new("");
+    std::fs::write(home.path().join("secrets.toml"), "K = \"v\"\n").expect("secrets");
+    set_mode(&home.path().join("secrets.toml"), 0o600);
+    let call =
+        |id: &str, key: &str| FakeCall::new(0, id, "get_secret", &format!(r#"{{"key":"{key}"}}"#));
+    // Turn 1: a tool round, then the stream drops: the turn fails and is never sent again.
+    home.llm.push(Script::tool_calls(vec![call("t1", "K")]));
+    home.llm.push(Script::text("half").ending(Ending::Dropped));
+    let out = home.chat(&["alice", "--allow-secrets", "-m", "one"]);
+    assert_eq!(status(&out), 1, "{}", stderr(&out));
+    let id = thread_id(&out);
+    // Turn 2: the round limit, with calls refused and a last request without tools.
+    home.llm
+        .push(Script::tool_calls(vec![call("t2", "A"), call("t3", "B")]));
+    home.llm.push(Script::tool_calls(vec![call("t4", "C")]));
+    home.llm.push(Script::text("limited"));
+    let out = home.chat(&[
+        "alice",
+        "--allow-secrets",
+        "--max-tool-rounds",
+        "1",
+        "--thread",
+        &id,
+        "-m",
+        "two",
+    ]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    // Turn 3: an unknown function and arguments that do not parse, in one round.
+    home.llm.push(Script::tool_calls(vec![
+        FakeCall::new(0, "t5", "nope", "{}"),
+        FakeCall::new(1, "t6", "get_secret", "{\"key\":"),
+    ]));
+    home.llm.push(Script::text("done"));
+    let out = home.chat(&["alice", "--allow-secrets", "--thread", &id, "-m", "three"]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let requests = home.requests();
+    let last = requests.last().expect("requests");
+    assert_eq!(
+        user_texts(last),
+        vec!["two", "three"],
+        "the failed turn stays out"
+    );
+    let tool_results = last["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(tool_results, 5, "t2, t3, t4 (round_limit), t5, t6");
 }
