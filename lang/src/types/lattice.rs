@@ -906,7 +906,7 @@ impl<'a> Lattice<'a> {
             return true;
         }
         if r1.all {
-            return false;
+            return self.all_sub(r2);
         }
         if r1.io && !r2.io {
             if let Some(v) = self.infer_tail(r2) {
@@ -974,6 +974,47 @@ impl<'a> Lattice<'a> {
                 }
             }
         }
+        true
+    }
+
+    /// `all <: r2` for a row `r2` that is not `all` itself: only an unknown effect tail can
+    /// stand for "any request and io" (`language.md` §7.4, §7.5), so the tail receives `all`
+    /// as its lower bound. The requests `r2` names explicitly are performed by `all` at every
+    /// instantiation, so each of their arguments must admit the widest one under its variance
+    /// (covariant: the top, contravariant: the bottom); an invariant argument admits none.
+    fn all_sub(&mut self, r2: &Row) -> bool {
+        let Some(tail) = r2.tails.iter().find_map(|t| match t.var {
+            RowVar::Infer(v) if self.bounds.is_some() => Some((v, t.excluding.clone())),
+            _ => None,
+        }) else {
+            return false;
+        };
+        let (v, excluding) = tail;
+        if excluding.iter().any(|req| !r2.entries.contains_key(req)) {
+            return false;
+        }
+        for (req, args) in &r2.entries {
+            let variances = self.env.variances(*req);
+            for (i, arg) in args.iter().enumerate() {
+                let v = variances.get(i).copied().unwrap_or(Variance::Invariant);
+                let ok = match (v, arg) {
+                    (Variance::Unused, _) => true,
+                    (Variance::Invariant, _) => false,
+                    (Variance::Covariant, GenArg::Type(t)) => self.sub(&Ty::unknown(), t),
+                    (Variance::Contravariant, GenArg::Type(t)) => {
+                        self.sub(&Ty::never(), t) && self.sub(t, &Ty::never())
+                    }
+                    (Variance::Covariant, GenArg::Effect(r)) => self.row_sub(&Row::all(), r),
+                    (Variance::Contravariant, GenArg::Effect(r)) => self.row_sub(r, &Row::pure()),
+                    (Variance::Covariant, GenArg::Attr(a)) => self.attr_sub(Attr::Private, *a),
+                    (Variance::Contravariant, GenArg::Attr(a)) => self.attr_sub(*a, Attr::Public),
+                };
+                if !ok {
+                    return false;
+                }
+            }
+        }
+        self.push_row_bound(v, Row::all());
         true
     }
 
@@ -1092,6 +1133,35 @@ mod tests {
         let joined = lat.join_row(&effect(Row::io()), &effect(Row::pure()));
         assert_eq!(joined, effect(Row::io()));
         assert_eq!(lat.join_conflicts.len(), 1);
+    }
+
+    #[test]
+    fn an_unknown_effect_tail_is_solved_from_the_row_all() {
+        let (e, t) = (InferId(1), InferId(2));
+        let tail = Row::var(RowVar::Infer(e));
+        let mut bounds = Bounds::default();
+        {
+            let mut lat = Lattice::inferring(&Requests, &mut bounds);
+            assert!(lat.row_sub(&Row::all(), &tail));
+            // A covariant request named next to the tail is performed at every instantiation:
+            // its argument is bounded by the top.
+            let mut named = request(0, Ty::infer(t));
+            named.tails = tail.tails.clone();
+            assert!(lat.row_sub(&Row::all(), &named));
+            // No instantiation of an invariant argument covers them all.
+            let mut invariant = request(2, Ty::integer());
+            invariant.tails = tail.tails.clone();
+            assert!(!lat.row_sub(&Row::all(), &invariant));
+        }
+        assert_eq!(
+            bounds.row_lower.get(&e),
+            Some(&vec![Row::all(), Row::all()])
+        );
+        assert_eq!(bounds.lower.get(&t), Some(&vec![Ty::unknown()]));
+        // Without an unknown tail, `all` fits only `all`.
+        let mut lat = Lattice::new(&Requests);
+        assert!(!lat.row_sub(&Row::all(), &Row::io()));
+        assert!(lat.row_sub(&Row::all(), &Row::all()));
     }
 
     #[test]
