@@ -176,6 +176,7 @@ pub const LOCAL_LLM_READY: Duration = Duration::from_secs(120);
 /// environment is missing, and with the server's log when it does not become ready within
 /// [`LOCAL_LLM_READY`]. The server is killed by process id when the returned peer is dropped,
 /// and stops by itself if this process dies (it watches its standard input, a pipe held here).
+/// `KATARI_LLM_THREADS` sets its thread count (default `auto`, see `tests/llm/serve.py`).
 pub fn start_local_llm() -> Peer {
     let llm = peers_dir().join("llm");
     let python = llm.join("bin/python");
@@ -189,6 +190,9 @@ pub fn start_local_llm() -> Peer {
         );
     }
     let serve = repo_root().join("tests/llm/serve.py");
+    // Two threads are fastest on an idle machine and several times slower than one while other
+    // work keeps a core busy; `auto` lets serve.py choose by the load average.
+    let threads = std::env::var("KATARI_LLM_THREADS").unwrap_or_else(|_| "auto".into());
     let log = std::env::temp_dir().join(format!(
         "katari-local-llm-{}-{:?}.log",
         std::process::id(),
@@ -199,7 +203,14 @@ pub fn start_local_llm() -> Peer {
         .unwrap_or_else(|_| Stdio::null());
     let mut child = Command::new(&python)
         .arg(&serve)
-        .args(["--port", "0", "--watch-stdin", "--model"])
+        .args([
+            "--port",
+            "0",
+            "--watch-stdin",
+            "--threads",
+            &threads,
+            "--model",
+        ])
         .arg(&model)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -44,7 +44,11 @@ def parse_args(argv):
     parser.add_argument("--model", type=Path, default=peers_dir() / "llm" / MODEL_FILE)
     parser.add_argument("--template", type=Path, default=HERE / "qwen-tools.jinja")
     parser.add_argument("--ctx", type=int, default=8192, help="context size in tokens")
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads for generation")
+    parser.add_argument(
+        "--threads",
+        default="2",
+        help="CPU threads for generation, or 'auto': 2, or 1 when the load average shows other work",
+    )
     parser.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for health")
     parser.add_argument("--watch-stdin", action="store_true", help="stop when stdin reaches its end")
     parser.add_argument("--verbose", action="store_true", help="llama.cpp's informational log on stderr")
@@ -54,6 +58,25 @@ def parse_args(argv):
 def fail(message: str) -> NoReturn:
     print(f"serve.py: {message}", file=sys.stderr, flush=True)
     sys.exit(1)
+
+
+def thread_count(value: str) -> int:
+    """The --threads value. Two threads on two cores are twice as fast as one on an idle
+    machine, but several times slower than one while other work keeps a core busy (each step
+    waits for the slower thread), so 'auto' takes one thread then."""
+    if value != "auto":
+        try:
+            threads = int(value)
+        except ValueError:
+            fail(f"--threads {value!r} is neither a number nor 'auto'")
+        if threads < 1:
+            fail(f"--threads {threads} is less than 1")
+        return threads
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    threads = min(2, cores)
+    if os.getloadavg()[0] > cores - threads + 0.5:
+        threads = 1
+    return threads
 
 
 def wait_healthy(base: str, timeout: float) -> None:
@@ -82,6 +105,7 @@ def main(argv) -> int:
         fail(f"chat template {args.template} is missing")
     if not 0 <= args.port <= 65535:
         fail(f"--port {args.port} is not a port")
+    threads = thread_count(args.threads)
 
     import xllamacpp
 
@@ -94,12 +118,8 @@ def main(argv) -> int:
     params.use_jinja = True
     params.n_ctx = args.ctx
     params.n_parallel = 1
-    params.cpuparams.n_threads = args.threads
-    params.cpuparams_batch.n_threads = args.threads
-    # Threads sleep instead of spinning between steps: on a busy 2-core machine spinning
-    # threads wait for each other and generation slows down tenfold.
-    params.cpuparams.poll = 0
-    params.cpuparams_batch.poll = 0
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
     # Finished prompts kept in RAM for reuse (llama.cpp's default allows 8 GiB).
     params.cache_ram_mib = 256
     params.verbosity = 3 if args.verbose else 2
@@ -132,6 +152,7 @@ def main(argv) -> int:
     if not base:
         fail("the server did not report an address")
     wait_healthy(base, args.ready_timeout)
+    print(f"serve.py: {args.model.name} with {threads} thread(s), context {args.ctx}", file=sys.stderr, flush=True)
     print(f"listening {base}/v1", flush=True)
 
     while not stop.wait(0.5):
