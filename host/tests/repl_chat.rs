@@ -637,6 +637,7 @@ fn history_is_shared_and_answers_and_keys_behave() {
     home.llm.push(Script::text("refund done"));
     home.llm.push(Script::text("pasted ok"));
     home.llm.push(Script::text("two lines ok"));
+    home.llm.push(Script::text("kept ok"));
     let mut s = home.spawn(&["repl"]);
     expect(&mut s, "kt> ");
     say(&mut s, "40 + 2", "42 : integer", "kt> ");
@@ -665,18 +666,26 @@ fn history_is_shared_and_answers_and_keys_behave() {
     expect(&mut s, "two lines ok");
     expect(&mut s, "alice@payments> ");
     std::thread::sleep(Duration::from_millis(300));
-    // Ctrl-D on a non-empty line does nothing; on an empty one it leaves.
-    type_keys(&mut s, "x");
+    // Ctrl-D on a non-empty line does nothing, even with the cursor on a character; on an
+    // empty line it leaves.
+    type_keys(&mut s, "keep me");
+    s.send_control('a').expect("Ctrl-A");
+    std::thread::sleep(Duration::from_millis(300));
     s.send_control('d').expect("Ctrl-D");
     std::thread::sleep(Duration::from_millis(300));
-    s.send_control('c').expect("clear the line");
+    s.send_line("").expect("enter");
+    expect(&mut s, "kept ok");
     expect(&mut s, "alice@payments> ");
     std::thread::sleep(Duration::from_millis(300));
     s.send_control('d').expect("Ctrl-D");
     s.exp_eof().expect("the REPL ends");
 
     let requests = home.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        users(&requests[4]).last().map(String::as_str),
+        Some("keep me")
+    );
     assert_eq!(
         users(&requests[2]).last().map(String::as_str),
         Some("first pasted\nsecond pasted")

@@ -13,7 +13,8 @@ use rustyline::hint::Hinter;
 use rustyline::history::FileHistory;
 use rustyline::validate::Validator;
 use rustyline::{
-    Cmd, CompletionType, Config, Context, EditMode, Editor, Helper, KeyCode, KeyEvent, Modifiers,
+    Cmd, CompletionType, ConditionalEventHandler, Config, Context, EditMode, Editor, EventContext,
+    EventHandler, Helper, KeyCode, KeyEvent, Modifiers,
 };
 
 use super::MORE;
@@ -108,6 +109,26 @@ impl Completer for ReplHelper {
     }
 }
 
+/// Ctrl-D: the editor's end of input on an empty line, nothing otherwise (emacs mode would
+/// delete the character under the cursor).
+struct EndOnEmpty;
+
+impl ConditionalEventHandler for EndOnEmpty {
+    fn handle(
+        &self,
+        _evt: &rustyline::Event,
+        _n: rustyline::RepeatCount,
+        _positive: bool,
+        ctx: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        if ctx.line().is_empty() {
+            None
+        } else {
+            Some(Cmd::Noop)
+        }
+    }
+}
+
 /// The history file: `repl-history` in the cache folder.
 fn history_path() -> PathBuf {
     Paths::from_env().cache.join("repl-history")
@@ -152,6 +173,11 @@ pub fn run(repl: &mut Repl<'_>) {
     editor.set_helper(Some(ReplHelper::default()));
     // Alt-Enter inserts a line end into the input instead of submitting it (§12.8.2).
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    // Ctrl-D leaves on an empty line and does nothing on any other (§12.8.3).
+    editor.bind_sequence(
+        KeyEvent::ctrl('D'),
+        EventHandler::Conditional(Box::new(EndOnEmpty)),
+    );
     repl.session.reader = Some(Arc::new(read_answer));
     let history = history_path();
     let _ = editor.load_history(&history);
