@@ -46,8 +46,8 @@ def parse_args(argv):
     parser.add_argument("--ctx", type=int, default=8192, help="context size in tokens")
     parser.add_argument(
         "--threads",
-        default="2",
-        help="CPU threads for generation, or 'auto': 2, or 1 when the load average shows other work",
+        default="auto",
+        help="CPU threads, or 'auto' (the default): 2, or 1 while the load average shows other work",
     )
     parser.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for health")
     parser.add_argument("--watch-stdin", action="store_true", help="stop when stdin reaches its end")
