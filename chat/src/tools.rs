@@ -54,6 +54,9 @@ impl ErrorKind {
 pub struct ToolError {
     pub kind: ErrorKind,
     pub message: String,
+    /// What the model receives instead of the payload: a tool's own failed result passed as
+    /// it is (an MCP result with `isError: true`, §10.6.4), whose text `message` shows.
+    pub content: Option<String>,
 }
 
 impl ToolError {
@@ -61,12 +64,28 @@ impl ToolError {
         ToolError {
             kind,
             message: message.into(),
+            content: None,
         }
     }
 
-    /// The payload sent to the model.
+    /// A tool's own failed result: `content` reaches the model unchanged, `message` the
+    /// terminal (sanitised there).
+    pub fn failed_result(message: impl Into<String>, content: String) -> ToolError {
+        ToolError {
+            kind: ErrorKind::ServerError,
+            message: message.into(),
+            content: Some(content),
+        }
+    }
+
+    /// What the model receives: the error payload, or the tool's own failed result.
     pub fn payload(&self) -> String {
-        json!({"error": {"type": self.kind.as_str(), "message": self.message}}).to_string()
+        match &self.content {
+            Some(content) => content.clone(),
+            None => {
+                json!({"error": {"type": self.kind.as_str(), "message": self.message}}).to_string()
+            }
+        }
     }
 }
 

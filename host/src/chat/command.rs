@@ -19,7 +19,8 @@ use super::lens::{self, Lens, SystemOverrides};
 use super::render::Renderer;
 use super::scripts::{Person, ScriptTools};
 use super::secret::GetSecret;
-use crate::config::{Config, LlmKind, Params};
+use crate::config::{Config, LlmKind, Params, Server};
+use crate::meta::{MetaServer, MetaTools};
 use crate::paths::Paths;
 use crate::store::Store;
 use crate::store::{Scope, new_thread_id};
@@ -66,6 +67,12 @@ pub struct Chat {
     provider: Box<dyn Provider>,
     /// The person who answers script requests; `None` in a non-interactive chat.
     pub person: Option<Arc<dyn Person>>,
+    /// Servers enabled with `.mcp enable` beyond the project's, in the order enabled (§9.1.1).
+    pub mcp_enabled: Vec<String>,
+    /// Servers withdrawn with `.mcp disable`.
+    pub mcp_disabled: Vec<String>,
+    /// Every server this chat connected, kept for the life of the process (§9.1.2).
+    mcp: Vec<MetaServer>,
     color: bool,
     top_k_noted: bool,
 }
@@ -241,6 +248,9 @@ pub fn open(args: &ChatArgs, config: Arc<Config>, color: bool) -> Result<Chat, F
         stream: !args.no_stream,
         provider,
         person: None,
+        mcp_enabled: Vec::new(),
+        mcp_disabled: Vec::new(),
+        mcp: Vec::new(),
         color,
         top_k_noted: false,
     })
@@ -364,9 +374,15 @@ impl Chat {
 
     /// The system block, script tools and sampling for the next turn, read afresh (§7.2.5).
     fn prepare(&mut self) -> Result<(TurnConfig, Vec<Box<dyn Tools>>), String> {
+        self.reread_project();
         let system =
             lens::system_block(&self.lens, &self.overrides).map_err(|m| format!("error: {m}"))?;
         let mut providers: Vec<Box<dyn Tools>> = Vec::new();
+        // §7.6.2's order: the servers' meta-functions, the script tools, then get_secret.
+        let servers = self.connected_servers();
+        if !servers.is_empty() {
+            providers.push(Box::new(MetaTools::from_servers(servers)));
+        }
         if let Some(project) = &self.lens.project
             && !project.scripts.is_empty()
         {
@@ -420,6 +436,94 @@ impl Chat {
         Ok((config, providers))
     }
 
+    /// Reads the configuration again so the project's prompts, servers and scripts as they are
+    /// now are used for the next turn (§7.2.5). The lens's agent, membership and llm stay as the
+    /// chat resolved them. A configuration that no longer validates is reported once per turn
+    /// and the project is used as it was.
+    fn reread_project(&mut self) {
+        let Some(name) = self.lens.project_name().map(str::to_string) else {
+            return;
+        };
+        let opts = crate::config::LoadOptions {
+            paths: Paths::from_env(),
+            cwd: self
+                .config
+                .files
+                .workspace
+                .clone()
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| PathBuf::from(".")),
+            no_workspace: self.config.files.workspace.is_none(),
+            trust_workspace: self.config.trust_workspace,
+            env: &|name| std::env::var(name).ok(),
+        };
+        match crate::config::load(&opts) {
+            Ok(fresh) => {
+                if let Some(project) = fresh.projects.get(&name) {
+                    self.lens.project = Some(project.clone());
+                }
+                self.config = Arc::new(fresh);
+            }
+            Err(e) => {
+                let _ = write!(
+                    std::io::stderr(),
+                    "warning: the configuration no longer validates; project '{name}' is used as it was:\n{}",
+                    e.render()
+                );
+            }
+        }
+    }
+
+    /// The servers this chat offers (§9.1.1): the project's `mcp_servers` in listed order, then
+    /// those enabled with `.mcp enable`, less those disabled. The project is re-read from the
+    /// configuration the chat loaded, so names it lists but the configuration lacks are skipped.
+    pub fn enabled_servers(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        let project = self.lens.project.iter().flat_map(|p| p.mcp_servers.iter());
+        for name in project.chain(self.mcp_enabled.iter()) {
+            if !names.contains(name) && !self.mcp_disabled.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The enabled servers this chat has connected so far, connecting none (the REPL's
+    /// completion never starts a server, §12.7.3).
+    pub fn servers_so_far(&self) -> Vec<MetaServer> {
+        self.enabled_servers()
+            .iter()
+            .filter_map(|n| self.mcp.iter().find(|s| s.name() == n.as_str()).cloned())
+            .collect()
+    }
+
+    /// The enabled servers, connecting in parallel those not connected yet (with the spinner of
+    /// §2.3.2 and one sanitised warning per server that fails, §9.1.2). Connections are kept, so
+    /// a server added to the project later is connected at the next turn.
+    pub fn connected_servers(&mut self) -> Vec<MetaServer> {
+        let enabled = self.enabled_servers();
+        let missing: Vec<(String, Server)> = enabled
+            .iter()
+            .filter(|n| !self.mcp.iter().any(|s| s.name() == n.as_str()))
+            .filter_map(|n| self.config.servers.get(n).map(|s| (n.clone(), s.clone())))
+            .collect();
+        if !missing.is_empty() {
+            let spinner = crate::spinner::Spinner::start("connecting to MCP servers");
+            let (tools, warnings) = katari_runtime::reactor::runtime().block_on(
+                MetaTools::connect(missing, &self.config, self.allow_tools.clone()),
+            );
+            spinner.stop();
+            for w in warnings {
+                let _ = writeln!(std::io::stderr(), "warning: {w}");
+            }
+            self.mcp.extend(tools.servers().iter().cloned());
+        }
+        enabled
+            .iter()
+            .filter_map(|n| self.mcp.iter().find(|s| s.name() == n.as_str()).cloned())
+            .collect()
+    }
+
     /// The functions the next turn would offer the model, in order (the REPL's `.list tools`
     /// and `/tools`).
     pub fn offered(&mut self) -> Result<Vec<katari_chat::llm::ToolSpec>, String> {
@@ -453,6 +557,10 @@ impl Chat {
         };
         let mut draw = |e: Event| renderer.event(e);
         let result = runtime.block_on(engine::run_turn(turn, message, &mut draw));
+        // A server's catalog is kept for one turn (§10.3.4).
+        for server in &self.mcp {
+            server.invalidate();
+        }
         *CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = None;
         renderer.finish();
         match result {
