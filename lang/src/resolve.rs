@@ -186,6 +186,7 @@ pub fn resolve(sources: &SourceMap, modules: &[LoadedModule]) -> (Names, Vec<Dia
         file: FileId(0),
         locals: Vec::new(),
         generics: Vec::new(),
+        bounding: None,
         jump: None,
         in_broken_decl: false,
     };
@@ -280,9 +281,23 @@ struct Resolver<'a> {
     locals: Vec<(String, LocalId)>,
     /// The generic parameters in scope, innermost last.
     generics: Vec<(String, LocalId)>,
+    /// While the `extends` bound of a generic parameter is being resolved: the bound cannot
+    /// refer to the parameter (`language.md` §6.8, K2001).
+    bounding: Option<Bounding>,
     jump: Option<JumpCtx>,
     /// Inside a declaration that contains a syntax error: undefined-name errors are cascades.
     in_broken_decl: bool,
+}
+
+/// The `extends` bound being resolved, in a list of generic parameters.
+struct Bounding {
+    /// The parameter whose bound it is.
+    param: LocalId,
+    /// Every parameter of the list.
+    list: Vec<LocalId>,
+    /// References from a bound to another parameter of the list: (whose bound, which parameter,
+    /// where), over all the list's bounds so far.
+    refs: Vec<(LocalId, LocalId, Span)>,
 }
 
 /// The namespace a name is looked up in.

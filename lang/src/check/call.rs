@@ -286,14 +286,20 @@ impl Checker<'_> {
                 }
             }
         }
-        // Bounds of solved generics (K3001).
+        // Bounds of the solved generics (K3001); an unsolved one is the error type, which
+        // satisfies every bound (it is reported as K3016 already).
         let solved: Vec<GenArg> = generics
             .iter()
-            .filter_map(|g| solution.subst.generics.get(g).cloned())
+            .map(|g| {
+                solution
+                    .subst
+                    .generics
+                    .get(g)
+                    .cloned()
+                    .unwrap_or(GenArg::Type(Ty::error()))
+            })
             .collect();
-        if solution.unsolved.is_empty() && solved.len() == generics.len() {
-            self.check_bounds(ctx.file, span, &generics, &solved);
-        }
+        self.check_bounds(ctx.file, span, &generics, &solved);
         let ret = self.lattice().normalize(&subst.ty(&ret));
         if !holes.is_empty() {
             // A partial application is pure; the residual agent carries the callee's effect.

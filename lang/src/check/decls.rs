@@ -17,8 +17,8 @@ use crate::types::*;
 pub struct GenericInfo {
     pub name: String,
     pub kind: GenericKind,
-    /// The `extends` bound of a type generic.
-    pub bound: Option<Ty>,
+    /// The `extends` bound, of the generic's kind (a type, a row or an attribute).
+    pub bound: Option<GenArg>,
 }
 
 #[derive(Clone, Debug)]
@@ -198,16 +198,9 @@ impl Checker<'_> {
                 Some(Resolution::Generic(lid)) => GenericId(lid.0),
                 _ => continue,
             };
-            if g.kind == GenericKind::Type {
-                let ty = self.lower_ty(&scope, bound);
-                if let Some(info) = self.out.generics.get_mut(&id) {
-                    info.bound = Some(ty);
-                }
-            } else {
-                // Effect and attribute bounds are kind-checked; rows and attributes are bounded
-                // by the top of their kind by default, which is what every program uses.
-                let kind = Kind::of(g.kind);
-                let _ = self.lower_any(&scope, bound, kind);
+            let arg = self.lower_any(&scope, bound, Kind::of(g.kind));
+            if let Some(info) = self.out.generics.get_mut(&id) {
+                info.bound = Some(arg);
             }
         }
     }

@@ -486,6 +486,21 @@ impl Checker<'_> {
                         subst.generics.entry(g).or_insert(a);
                     }
                 } else {
+                    // The inferred instantiation must satisfy the request's bounds, like one
+                    // inferred at a call (§6.8, §9.19).
+                    let solved: Vec<GenArg> = sig
+                        .generics
+                        .iter()
+                        .map(|g| {
+                            solution
+                                .subst
+                                .generics
+                                .get(g)
+                                .cloned()
+                                .unwrap_or_else(|| self.error_arg(*g))
+                        })
+                        .collect();
+                    self.check_bounds(ctx.file, clause.name.span, &sig.generics, &solved);
                     subst = solution.subst;
                 }
             }

@@ -407,7 +407,8 @@ impl Checker<'_> {
         }
     }
 
-    /// Checks the `extends` bounds of explicitly given type arguments (K3001).
+    /// Checks generic arguments against the `extends` bounds of their generics (K3001), wherever
+    /// they come from: written, or inferred at a call, a `use` or a request clause (§6.8).
     pub(crate) fn check_bounds(
         &mut self,
         file: FileId,
@@ -420,23 +421,36 @@ impl Checker<'_> {
             subst.generics.insert(*g, a.clone());
         }
         for (g, a) in generics.iter().zip(args) {
-            let bound = self.out.generics.get(g).and_then(|i| i.bound.clone());
-            if let (Some(bound), GenArg::Type(ty)) = (bound, a) {
-                let bound = subst.ty(&bound);
-                // Bounds constrain shapes; attributes are the business of the flow rules.
-                if !self.sub_shape(ty, &bound) {
-                    let (found, expected) = (self.render(ty), self.render(&bound));
-                    let name = self.generic_name(*g);
-                    self.error(
-                        Code::K3001,
-                        file,
-                        span,
-                        format!("`{found}` does not satisfy the bound `{expected}` of `{name}`"),
-                    )
-                    .set_label(format!(
-                        "here `{name}` is `{found}`, which is not a subtype of `{expected}`"
-                    ));
+            let Some(bound) = self.out.generics.get(g).and_then(|i| i.bound.clone()) else {
+                continue;
+            };
+            let bound = subst.arg(&bound);
+            let fits = match (a, &bound) {
+                // Type bounds constrain shapes; attributes are the business of the flow rules.
+                (GenArg::Type(ty), GenArg::Type(b)) => self.sub_shape(ty, b),
+                (GenArg::Effect(row), GenArg::Effect(b)) => self.lattice().row_sub(row, b),
+                (GenArg::Attr(attr), GenArg::Attr(b)) => {
+                    let (attr, b) = (*attr, *b);
+                    self.sub(&Ty::null().with_attr(attr), &Ty::null().with_attr(b))
                 }
+                _ => true,
+            };
+            if !fits {
+                let (found, expected) = (render_arg(self, a), render_arg(self, &bound));
+                let name = self.generic_name(*g);
+                let what = match a {
+                    GenArg::Type(_) => "a subtype of",
+                    GenArg::Effect(_) | GenArg::Attr(_) => "within",
+                };
+                self.error(
+                    Code::K3001,
+                    file,
+                    span,
+                    format!("`{found}` does not satisfy the bound `{expected}` of `{name}`"),
+                )
+                .set_label(format!(
+                    "here `{name}` is `{found}`, which is not {what} `{expected}`"
+                ));
             }
         }
     }

@@ -293,6 +293,14 @@ impl TyEnv for Checker<'_> {
     fn generic_bound(&self, id: GenericId) -> Ty {
         self.env().generic_bound(id)
     }
+
+    fn generic_row_bound(&self, id: GenericId) -> Option<Row> {
+        self.env().generic_row_bound(id)
+    }
+
+    fn generic_attr_bound(&self, id: GenericId) -> Option<Attr> {
+        self.env().generic_attr_bound(id)
+    }
 }
 
 /// Whether `span` overlaps any of `spans` (ends included, as the resolver counts them).

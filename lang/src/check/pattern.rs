@@ -364,19 +364,32 @@ impl Checker<'_> {
                 return m.clone().with_attr(m.attr.join(ty.attr));
             }
         }
-        // Nothing known about the arguments: the top of each kind (or the error type).
+        // Nothing known about the arguments: the top of each kind (or the error type), which
+        // for a bounded generic is its bound (every instantiation satisfies it, §6.8).
         let top = if ty.is_error() {
             Ty::error()
         } else {
             Ty::unknown()
         };
-        let args = self
-            .generic_ids(r)
-            .iter()
-            .map(|g| match self.out.generics.get(g).map(|i| i.kind) {
+        let generics = self.generic_ids(r);
+        let mut tops = Subst::default();
+        for g in &generics {
+            let arg = match self.out.generics.get(g).map(|i| i.kind) {
                 Some(ast::GenericKind::Effect) => GenArg::Effect(Row::all()),
                 Some(ast::GenericKind::Attribute) => GenArg::Attr(Attr::Private),
                 _ => GenArg::Type(top.clone()),
+            };
+            tops.generics.insert(*g, arg);
+        }
+        let args = generics
+            .iter()
+            .map(|g| {
+                let bound = self.out.generics.get(g).and_then(|i| i.bound.as_ref());
+                match (bound, tops.generics.get(g)) {
+                    (Some(bound), _) if !ty.is_error() => tops.arg(bound),
+                    (_, Some(arg)) => arg.clone(),
+                    _ => GenArg::Type(top.clone()),
+                }
             })
             .collect();
         Ty::new(TyKind::Data { id: r, args }).with_attr(ty.attr)

@@ -103,3 +103,57 @@ agent caller() -> integer { inferred() }
 "#;
     assert_eq!(error_codes(src), vec![Code::K1001, Code::K1001]);
 }
+
+#[test]
+fn bounds_are_checked_wherever_a_generic_is_inferred() {
+    // A request clause's instantiation, inferred from its annotations (§9.19).
+    let clause = r#"
+request pick[T extends number](options: array[T]) -> T
+agent main() -> integer {
+  use handler { request pick(options: array[string]) { next "a" } }
+  1
+}
+"#;
+    assert_eq!(error_codes(clause), vec![Code::K3001]);
+    let within = clause.replace(
+        "array[string]) { next \"a\" }",
+        "array[integer]) { next 1 }",
+    );
+    assert_eq!(error_codes(&within), Vec::<Code>::new());
+    // A generic solved next to one that cannot be inferred (K3016 for that one only).
+    let partial = r#"
+agent f[T extends number, U](x: T) -> array[U] { [] }
+agent main() -> null { let a = f(x = "s")
+ null }
+"#;
+    assert_eq!(error_codes(partial), vec![Code::K3016, Code::K3001]);
+    // Effect and attribute bounds, inferred or written; inside the declaration the generic
+    // can be used at its bound.
+    let effects = r#"
+request tick() -> integer
+agent run[effect E extends tick](f: agent () -> integer with E) -> integer with tick { f() }
+agent ok() -> integer with tick { run(f = agent () -> integer { tick() }) }
+agent bad() -> integer with io | tick { run(f = agent () -> integer { console.print(text = "x")
+  1 }) }
+"#;
+    assert_eq!(error_codes(effects), vec![Code::K3001]);
+    let attrs = r#"
+agent keep[attribute A extends public](x: string of A) -> string { x }
+agent main() -> string { keep[private](x = "a") }
+"#;
+    assert_eq!(error_codes(attrs), vec![Code::K3001]);
+}
+
+#[test]
+fn a_constructor_pattern_on_unknown_reads_bounded_fields_at_their_bound() {
+    let src = r#"
+data box[T extends number](value: T)
+agent main(u: unknown) -> number {
+  match (u) {
+    case box(value) -> value + 1
+    case _ -> 0
+  }
+}
+"#;
+    assert_eq!(error_codes(src), Vec::<Code>::new());
+}

@@ -7,7 +7,7 @@ use crate::load::{ModuleId, Program};
 use crate::resolve::DeclRef;
 use crate::types::{
     Attr, DeclId, Field, GenArg, GenericId, Rest, Row, Subst, Ty, TyEnv, TyKind, Variance,
-    render_row, render_ty,
+    render_arg, render_row, render_ty,
 };
 
 /// What type rendering and field look-ups need, answered from a [`Checked`] program. Types of
@@ -94,11 +94,39 @@ impl TyEnv for CheckedEnv<'_> {
     }
 
     fn generic_bound(&self, id: GenericId) -> Ty {
-        self.checked
+        match self
+            .checked
             .generics
             .get(&id)
-            .and_then(|g| g.bound.clone())
-            .unwrap_or_else(Ty::unknown)
+            .and_then(|g| g.bound.as_ref())
+        {
+            Some(GenArg::Type(t)) => t.clone(),
+            _ => Ty::unknown(),
+        }
+    }
+
+    fn generic_row_bound(&self, id: GenericId) -> Option<Row> {
+        match self
+            .checked
+            .generics
+            .get(&id)
+            .and_then(|g| g.bound.as_ref())
+        {
+            Some(GenArg::Effect(r)) => Some(r.clone()),
+            _ => None,
+        }
+    }
+
+    fn generic_attr_bound(&self, id: GenericId) -> Option<Attr> {
+        match self
+            .checked
+            .generics
+            .get(&id)
+            .and_then(|g| g.bound.as_ref())
+        {
+            Some(GenArg::Attr(a)) => Some(*a),
+            _ => None,
+        }
     }
 }
 
@@ -177,7 +205,7 @@ pub(super) fn generic(
     out.push_str(name);
     if let Some(bound) = checked.generics.get(&id).and_then(|g| g.bound.as_ref()) {
         out.push_str(" extends ");
-        out.push_str(&render_ty(env, bound));
+        out.push_str(&render_arg(env, bound));
     }
     out
 }

@@ -124,6 +124,26 @@ impl Resolver<'_> {
         }
     }
 
+    /// A generic parameter named in its own `extends` bound (`[T extends array[T]]`), or in the
+    /// bound of a parameter its own bound leads to (`[T extends U, U extends T]`): it is not
+    /// defined there (`language.md` §6.8), so the name is K2001 and stays unresolved.
+    pub(super) fn own_bound(&mut self, name: &str, span: Span, of: &str) {
+        let label = if name == of {
+            format!("the bound of `{name}` cannot refer to `{name}` itself")
+        } else {
+            format!("the bound of `{of}` leads back to `{of}` through the bound of `{name}`")
+        };
+        let d = Diagnostic::new(
+            Code::K2001,
+            format!("undefined type `{name}` in the bound of `{of}`"),
+            self.file,
+            span,
+        )
+        .with_label(label)
+        .with_help("a generic parameter's bound cannot refer to the parameter itself");
+        self.push_undefined(d, name);
+    }
+
     /// K2001 for an unqualified name, with the most helpful hint available.
     pub(super) fn undefined(&mut self, ns: Ns, name: &Ident) {
         let what = match ns {
@@ -314,6 +334,19 @@ impl Resolver<'_> {
                     Ns::Type => self.lookup_type(&name.text),
                 };
                 match hit {
+                    Some(Hit::Found(Resolution::Generic(id)))
+                        if self.bounding.as_ref().is_some_and(|b| b.list.contains(&id)) =>
+                    {
+                        let b = self.bounding.as_mut()?;
+                        if b.param == id {
+                            let of = name.text.clone();
+                            self.own_bound(&name.text, name.span, &of);
+                            return None;
+                        }
+                        b.refs.push((b.param, id, name.span));
+                        self.record(name.span, Resolution::Generic(id));
+                        Some(Resolution::Generic(id))
+                    }
                     Some(Hit::Found(r)) => {
                         self.record(name.span, r);
                         Some(r)

@@ -740,6 +740,40 @@ fn generics_live_in_the_type_namespace_of_their_declaration() {
 }
 
 #[test]
+fn a_bound_cannot_refer_to_its_own_parameter() {
+    // Directly, in every declaration form and kind, and in a local agent whose parameter
+    // shadows an outer one of the same name.
+    assert_eq!(
+        codes("agent f[T extends array[T]](x: T) { x }"),
+        vec![Code::K2001]
+    );
+    assert_eq!(
+        codes("data box[T extends box[T]](value: T)"),
+        vec![Code::K2001]
+    );
+    assert_eq!(codes("type s[T extends [T]] = T"), vec![Code::K2001]);
+    assert_eq!(
+        codes("request r[effect E extends {...E, r}]() -> null"),
+        vec![Code::K2001]
+    );
+    assert_eq!(
+        codes("agent f[T](x: T) { agent g[T extends [T]](y: T) { y }\n x }"),
+        vec![Code::K2001]
+    );
+    // Through the bounds of other parameters: every reference on the cycle.
+    assert_eq!(
+        codes("agent f[T extends U, U extends [T]](x: T) { x }"),
+        vec![Code::K2001, Code::K2001]
+    );
+    let (text, _) = first("agent f[A extends B, B extends C, C extends A](x: A) { x }");
+    assert_eq!(text, "B");
+    let p = program(&[("main.kt", "agent f[T extends array[T]](x: T) { x }")]);
+    assert_eq!(res(&p, "T", 1), None);
+    // Other parameters of the list, earlier or later, are in scope in a bound.
+    ok("agent f[A extends array[B], B, C extends [A, B]](x: A, y: B, z: C) { x }");
+}
+
+#[test]
 fn effect_rows_name_requests() {
     ok(
         "request tick() -> null\nagent f() -> null with tick | prelude.throw[string] | io { tick() }",

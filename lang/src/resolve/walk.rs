@@ -72,14 +72,60 @@ impl Resolver<'_> {
             "generic parameter",
             params.iter().map(|g| (g.name.text.as_str(), g.name.span)),
         );
+        let mut ids = Vec::new();
         for g in params {
             let id = self.new_local(&g.name, LocalKind::Generic(g.kind));
             self.generics.push((g.name.text.clone(), id));
+            ids.push(id);
         }
-        for g in params {
+        // Every parameter of the list is in scope in the bounds, except in its own (K2001).
+        let mut refs = Vec::new();
+        for (g, id) in params.iter().zip(&ids) {
             if let Some(bound) = &g.bound {
+                self.bounding = Some(Bounding {
+                    param: *id,
+                    list: ids.clone(),
+                    refs,
+                });
                 self.ty(bound);
+                refs = self.bounding.take().map(|b| b.refs).unwrap_or_default();
             }
+        }
+        // Nor in a bound that its own leads to (`[T extends U, U extends T]`): every reference
+        // on such a cycle is K2001 and stays unresolved.
+        let reaches = |from: LocalId, to: LocalId| {
+            let mut seen = vec![from];
+            let mut todo = vec![from];
+            while let Some(at) = todo.pop() {
+                for (a, b, _) in &refs {
+                    if *a == at && !seen.contains(b) {
+                        if *b == to {
+                            return true;
+                        }
+                        seen.push(*b);
+                        todo.push(*b);
+                    }
+                }
+            }
+            false
+        };
+        let cyclic: Vec<(LocalId, LocalId, Span)> = refs
+            .iter()
+            .filter(|(of, to, _)| reaches(*to, *of))
+            .copied()
+            .collect();
+        for (of, to, span) in cyclic {
+            self.names.resolutions.remove(&(self.file, span.start));
+            let name = |id: LocalId| {
+                params
+                    .iter()
+                    .zip(&ids)
+                    .find(|(_, i)| **i == id)
+                    .map(|(g, _)| g.name.text.clone())
+                    .unwrap_or_default()
+            };
+            let (name, of) = (name(to), name(of));
+            self.own_bound(&name, span, &of);
         }
     }
 

@@ -53,15 +53,17 @@ pub fn render_args(env: &dyn TyEnv, args: &[GenArg]) -> String {
     if args.is_empty() {
         return String::new();
     }
-    let shown: Vec<String> = args
-        .iter()
-        .map(|a| match a {
-            GenArg::Type(t) => render_ty(env, t),
-            GenArg::Effect(r) => render_row(env, r),
-            GenArg::Attr(a) => render_attr(env, *a),
-        })
-        .collect();
+    let shown: Vec<String> = args.iter().map(|a| render_arg(env, a)).collect();
     format!("[{}]", shown.join(", "))
+}
+
+/// A generic argument of any kind: a type, a row or an attribute.
+pub fn render_arg(env: &dyn TyEnv, arg: &GenArg) -> String {
+    match arg {
+        GenArg::Type(t) => render_ty(env, t),
+        GenArg::Effect(r) => render_row(env, r),
+        GenArg::Attr(a) => render_attr(env, *a),
+    }
 }
 
 fn render_attr(env: &dyn TyEnv, attr: Attr) -> String {

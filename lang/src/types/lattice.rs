@@ -685,7 +685,13 @@ impl<'a> Lattice<'a> {
                 }
                 true
             }
-            (a, b) => a == b,
+            (a, b) if a == b => true,
+            // A bounded attribute generic can be used at its bound (§6.8).
+            (Attr::Param(g), t) => self
+                .env
+                .generic_attr_bound(g)
+                .is_some_and(|bound| self.attr_sub(bound, t)),
+            _ => false,
         }
     }
 
@@ -968,6 +974,18 @@ impl<'a> Lattice<'a> {
                             // An unknown tail on the left: nothing to learn, assume it fits.
                             let _ = v;
                             continue;
+                        }
+                        // A bounded effect generic can be used at its bound (§6.8).
+                        if let RowVar::Param(g) = tail.var
+                            && let Some(bound) = self.env.generic_row_bound(g)
+                        {
+                            let bound = tail
+                                .excluding
+                                .iter()
+                                .fold(bound, |row, req| row.without(*req));
+                            if self.row_sub(&bound, r2) {
+                                continue;
+                            }
                         }
                         return false;
                     }

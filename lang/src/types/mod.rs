@@ -7,7 +7,7 @@ pub mod schema;
 pub mod subst;
 pub mod ty;
 
-pub use display::{render_row, render_ty};
+pub use display::{render_arg, render_row, render_ty};
 pub use lattice::{Bounds, Lattice};
 pub use subst::Subst;
 pub use ty::*;

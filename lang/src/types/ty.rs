@@ -492,6 +492,14 @@ pub trait TyEnv {
     fn generic_name(&self, id: GenericId) -> String;
     /// The upper bound of a type generic (`unknown` when it has none).
     fn generic_bound(&self, id: GenericId) -> Ty;
+    /// The upper bound of an effect generic, when it has one (`effect E extends tick | io`).
+    fn generic_row_bound(&self, _id: GenericId) -> Option<Row> {
+        None
+    }
+    /// The upper bound of an attribute generic, when it has one (`attribute A extends public`).
+    fn generic_attr_bound(&self, _id: GenericId) -> Option<Attr> {
+        None
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
