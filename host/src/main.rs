@@ -14,6 +14,7 @@ mod login;
 mod manage;
 mod mcp_cmd;
 mod mcp_serve;
+mod meta;
 mod paths;
 mod repl;
 mod run;

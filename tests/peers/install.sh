@@ -93,6 +93,8 @@ mkdir -p "$peers/npm"
   npm install --no-audit --no-fund --silent \
     @modelcontextprotocol/server-everything@2026.8.31 \
     se-legacy@npm:@modelcontextprotocol/server-everything@2025.12.18 \
+    @modelcontextprotocol/server-filesystem@2026.8.31 \
+    @modelcontextprotocol/server-memory@2026.8.31 \
     @modelcontextprotocol/inspector@0.15.0 \
     @modelcontextprotocol/sdk@1
 )

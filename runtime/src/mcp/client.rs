@@ -9,27 +9,33 @@
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::ClientHandler;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, Implementation, JsonObject, PaginatedRequestParams,
+    ClientRequest, ContentBlock, CustomRequest, Implementation, JsonObject, PaginatedRequestParams,
     ProtocolVersion, ServerResult, Tool,
 };
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, StreamableHttpClientTransportConfig,
 };
 use sha2::{Digest, Sha256};
 
+use super::raw::{RawTap, TapClient, TapReader};
 use super::{ServerSpec, TransportSpec, oauth, sse};
 use crate::machine::Host;
 
-/// The largest JSON-RPC message accepted from a server (one tool result): larger replies are a
-/// `server_error`, so a runaway server cannot exhaust memory.
+/// The largest JSON-RPC message accepted from a server (one tool result) by default: larger
+/// replies are a `server_error`, so a runaway server cannot exhaust memory. A descriptor may
+/// raise it ([`Descriptor::with_message_limit`]).
 pub const MAX_MESSAGE: usize = 8 * 1024 * 1024;
 
 /// Connecting and initialising, unless `KATARI_MCP_CONNECT_TIMEOUT` says otherwise.
@@ -58,6 +64,8 @@ pub struct Descriptor {
     /// The connection cache key (`prelude.md` §14.2): the URL plus a digest of the sorted
     /// headers, the URL plus the credential name, or the `mcp:` name. No secret in clear.
     key: Arc<str>,
+    /// The largest message a session opened for this descriptor accepts.
+    message_limit: usize,
 }
 
 impl Descriptor {
@@ -87,7 +95,20 @@ impl Descriptor {
                 }
             }
         };
-        Descriptor { url, auth, key }
+        Descriptor {
+            url,
+            auth,
+            key,
+            message_limit: MAX_MESSAGE,
+        }
+    }
+
+    /// The same descriptor with another bound on the size of one message from the server
+    /// (the chat host accepts 50 MiB blobs, `host.md` §10.8.2). The bound belongs to the
+    /// session: it applies when this descriptor opens it, and sessions are shared by key.
+    pub fn with_message_limit(mut self, limit: usize) -> Descriptor {
+        self.message_limit = limit;
+        self
     }
 
     /// The cache key (no secret in clear).
@@ -109,7 +130,13 @@ pub enum McpFailure {
 pub(crate) struct Connection {
     pub(crate) peer: Peer<RoleClient>,
     /// The running service, kept so that it can be closed at exit; calls use `peer`.
-    service: tokio::sync::Mutex<RunningService<RoleClient, ClientConfig>>,
+    service: tokio::sync::Mutex<RunningService<RoleClient, Handler>>,
+    /// The raw replies for [`request_raw`].
+    tap: Arc<RawTap>,
+    /// A number unique to this session in the process, and how many list-changed
+    /// notifications it has received: together the session's [`revision`].
+    serial: u64,
+    changes: Arc<AtomicU64>,
     /// The request timeout of this server.
     pub(crate) call_timeout: Duration,
     /// The OAuth credential, for the refresh after a 401, with the server's URL (resolved from
@@ -177,6 +204,47 @@ fn client_config() -> ClientConfig {
         Implementation::new("katari", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// The client side of a session: [`client_config`], and a count of the list-changed
+/// notifications received (`host.md` §9.1.3: they drop the chat's cached catalog). Every other
+/// notification (logging, progress) is accepted and ignored.
+pub(crate) struct Handler {
+    changes: Arc<AtomicU64>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+}
+
+/// What a session is opened with: its handler, its tap and its message bound.
+#[derive(Clone)]
+struct Session {
+    changes: Arc<AtomicU64>,
+    tap: Arc<RawTap>,
+    limit: usize,
+}
+
+impl Session {
+    fn handler(&self) -> Handler {
+        Handler {
+            changes: self.changes.clone(),
+        }
+    }
 }
 
 pub(crate) use crate::describe_error as describe;
@@ -339,7 +407,7 @@ fn header_map(url: &str, headers: &[(String, String)]) -> Result<HeaderMap, McpF
 // Connecting
 // -------------------------------------------------------------------------------------------
 
-type Service = RunningService<RoleClient, ClientConfig>;
+type Service = RunningService<RoleClient, Handler>;
 
 /// A failed connect: its description and whether the server answered 401.
 struct ConnectError {
@@ -372,6 +440,7 @@ async fn streamable(
     url: &str,
     headers: &HeaderMap,
     bearer: Option<&str>,
+    session: &Session,
 ) -> Result<Service, ConnectError> {
     let custom: HashMap<HeaderName, HeaderValue> = headers
         .iter()
@@ -381,13 +450,14 @@ async fn streamable(
     config.retry_config = Arc::new(Resume);
     let mut config = config
         .custom_headers(custom)
-        .max_json_response_size(MAX_MESSAGE)
-        .max_sse_event_size(MAX_MESSAGE);
+        .max_json_response_size(session.limit)
+        .max_sse_event_size(session.limit);
     if let Some(token) = bearer {
         config = config.auth_header(token);
     }
-    let transport = StreamableHttpClientTransport::from_config(config);
-    rmcp::serve_client(client_config(), transport)
+    let client = TapClient::new(session.tap.clone()).map_err(|e| ConnectError::of(&e))?;
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    rmcp::serve_client(session.handler(), transport)
         .await
         .map_err(|e| ConnectError::of(&e))
 }
@@ -396,6 +466,7 @@ async fn legacy(
     url: &str,
     headers: &HeaderMap,
     bearer: Option<&str>,
+    session: &Session,
 ) -> Result<Service, ConnectError> {
     let mut headers = headers.clone();
     if let Some(token) = bearer {
@@ -407,10 +478,10 @@ async fn legacy(
         value.set_sensitive(true);
         headers.insert(reqwest::header::AUTHORIZATION, value);
     }
-    let transport = sse::LegacySse::connect(url, headers)
+    let transport = sse::LegacySse::connect(url, headers, Some(session.tap.clone()), session.limit)
         .await
         .map_err(|e| ConnectError::of(&e))?;
-    rmcp::serve_client(client_config(), transport)
+    rmcp::serve_client(session.handler(), transport)
         .await
         .map_err(|e| ConnectError::of(&e))
 }
@@ -421,14 +492,15 @@ async fn http_once(
     target: &HttpTarget,
     headers: &HeaderMap,
     bearer: Option<&str>,
+    session: &Session,
 ) -> Result<Service, ConnectError> {
     if target.legacy_sse {
-        return legacy(&target.url, headers, bearer).await;
+        return legacy(&target.url, headers, bearer, session).await;
     }
-    match streamable(&target.url, headers, bearer).await {
+    match streamable(&target.url, headers, bearer, session).await {
         Ok(service) => Ok(service),
         Err(e) if e.unauthorized => Err(e),
-        Err(first) => match legacy(&target.url, headers, bearer).await {
+        Err(first) => match legacy(&target.url, headers, bearer, session).await {
             Ok(service) => Ok(service),
             Err(second) if second.unauthorized => Err(second),
             Err(_) => Err(first),
@@ -463,10 +535,11 @@ fn connect_failure(target: &HttpTarget, e: ConnectError) -> McpFailure {
 async fn connect_http(
     target: &HttpTarget,
     host: &Arc<dyn Host>,
+    session: &Session,
 ) -> Result<(Service, Option<String>), McpFailure> {
     let headers = header_map(&target.url, &target.headers)?;
     let Some(name) = &target.oauth else {
-        return http_once(target, &headers, None)
+        return http_once(target, &headers, None, session)
             .await
             .map(|service| (service, None))
             .map_err(|e| connect_failure(target, e));
@@ -478,13 +551,13 @@ async fn connect_http(
     let token = oauth::bearer_as(&store, server, name, url)
         .await
         .map_err(|f| McpFailure::Auth(f.message))?;
-    match http_once(target, &headers, Some(&token)).await {
+    match http_once(target, &headers, Some(&token), session).await {
         Ok(service) => Ok((service, Some(token))),
         Err(e) if e.unauthorized => {
             let token = oauth::refresh_after_unauthorized_as(&store, server, name, url)
                 .await
                 .map_err(|f| McpFailure::Auth(f.message))?;
-            match http_once(target, &headers, Some(&token)).await {
+            match http_once(target, &headers, Some(&token), session).await {
                 Ok(service) => Ok((service, Some(token))),
                 Err(e) if e.unauthorized => {
                     Err(McpFailure::Auth(oauth::expired_message(server, name, url)))
@@ -496,7 +569,7 @@ async fn connect_http(
     }
 }
 
-async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
+async fn connect_stdio(spec: &ServerSpec, session: &Session) -> Result<Service, McpFailure> {
     let TransportSpec::Stdio {
         command,
         args,
@@ -535,20 +608,20 @@ async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
         }
         None => std::process::Stdio::null(),
     };
-    let (process, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| {
-            McpFailure::Server(format!(
-                "cannot start MCP server '{name}' ({command}): {}",
-                explain(&e)
-            ))
-        })?;
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr);
+    let process = ChildTransport::spawn(cmd, session).map_err(|e| {
+        McpFailure::Server(format!(
+            "cannot start MCP server '{name}' ({command}): {}",
+            explain(&e)
+        ))
+    })?;
     let log = match stderr_log {
         Some(path) => format!(" (its stderr is in {})", path.display()),
         None => String::new(),
     };
-    rmcp::serve_client(client_config(), process)
+    rmcp::serve_client(session.handler(), process)
         .await
         .map_err(|e| {
             McpFailure::Server(format!(
@@ -558,16 +631,85 @@ async fn connect_stdio(spec: &ServerSpec) -> Result<Service, McpFailure> {
         })
 }
 
+/// A stdio server: rmcp's line transport over the child's pipes, with stdout read through the
+/// raw tap (which also bounds lines by the session's message limit). Closing closes stdin, waits briefly for
+/// the server to exit and then kills it; dropping kills it (`kill_on_drop`).
+struct ChildTransport {
+    child: tokio::process::Child,
+    lines: rmcp::transport::async_rw::AsyncRwTransport<
+        RoleClient,
+        TapReader<tokio::process::ChildStdout>,
+        tokio::process::ChildStdin,
+    >,
+}
+
+impl ChildTransport {
+    fn spawn(mut cmd: tokio::process::Command, session: &Session) -> std::io::Result<Self> {
+        let mut child = cmd.spawn()?;
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err(std::io::Error::other("the server's pipes are missing"));
+        };
+        let lines = rmcp::transport::async_rw::AsyncRwTransport::new_client(
+            TapReader::new(stdout, session.tap.clone(), session.limit),
+            stdin,
+        )
+        .with_max_line_length(usize::MAX);
+        Ok(ChildTransport { child, lines })
+    }
+}
+
+impl rmcp::transport::Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        "stdio".into()
+    }
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.lines.send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.lines.receive()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let _ = self.lines.close().await;
+        if tokio::time::timeout(Duration::from_millis(500), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+        Ok(())
+    }
+}
+
+/// A process-wide counter of sessions, for [`revision`].
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
 /// Opens a session for `d`, bounded by the connect timeout.
 async fn connect(
     d: &Descriptor,
     resolved: &Resolved,
     host: &Arc<dyn Host>,
 ) -> Result<Connection, McpFailure> {
+    let session = Session {
+        changes: Arc::new(AtomicU64::new(0)),
+        tap: Arc::new(RawTap::default()),
+        limit: d.message_limit,
+    };
     let opening = async {
         match &resolved.target {
-            Target::Http(target) => connect_http(target, host).await,
-            Target::Stdio(spec) => connect_stdio(spec).await.map(|service| (service, None)),
+            Target::Http(target) => connect_http(target, host, &session).await,
+            Target::Stdio(spec) => connect_stdio(spec, &session)
+                .await
+                .map(|service| (service, None)),
         }
     };
     let (service, token) = tokio::time::timeout(resolved.connect_timeout, opening)
@@ -590,6 +732,9 @@ async fn connect(
     Ok(Connection {
         peer: service.peer().clone(),
         service: tokio::sync::Mutex::new(service),
+        tap: session.tap,
+        serial: SESSIONS.fetch_add(1, Ordering::SeqCst) + 1,
+        changes: session.changes,
         call_timeout: resolved.call_timeout,
         oauth,
         token,
@@ -650,6 +795,18 @@ pub(crate) fn evict(d: &Descriptor, conn: &Arc<Connection>) {
                     .await;
             }
         });
+    }
+}
+
+/// Closes the cached session of `d`, if there is one (stopping a stdio server); the next
+/// request opens a new session. For hosts that stop using a server before the process ends
+/// (the chat's `.mcp disable`, tests).
+pub fn disconnect(d: &Descriptor) {
+    let conn = cache()
+        .get(&d.key)
+        .and_then(|slot| slot.cell.get().cloned());
+    if let Some(conn) = conn {
+        evict(d, &conn);
     }
 }
 
@@ -733,6 +890,21 @@ where
     F: Fn(Peer<RoleClient>) -> Fut,
     Fut: Future<Output = Result<T, ServiceError>>,
 {
+    request_on(d, host, method, check, |conn| run(conn.peer.clone())).await
+}
+
+/// [`request`], with `run` given the whole connection (its raw tap as well as its peer).
+async fn request_on<T, F, Fut>(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+    method: &str,
+    check: impl Fn(&Peer<RoleClient>) -> Result<(), McpFailure>,
+    run: F,
+) -> Result<T, McpFailure>
+where
+    F: Fn(Arc<Connection>) -> Fut,
+    Fut: Future<Output = Result<T, ServiceError>>,
+{
     let mut retried = false;
     let mut renewed = false;
     loop {
@@ -743,7 +915,7 @@ where
             continue;
         }
         check(&conn.peer)?;
-        let outcome = tokio::time::timeout(conn.call_timeout, run(conn.peer.clone())).await;
+        let outcome = tokio::time::timeout(conn.call_timeout, run(conn.clone())).await;
         match outcome {
             Ok(Ok(value)) => return Ok(value),
             // The server answered with a JSON-RPC error: the session is fine.
@@ -776,6 +948,66 @@ where
             }
         }
     }
+}
+
+/// One request of any method, whose reply is returned as the exact text of the server's
+/// `result` (for hosts that must pass it on byte for byte, `host.md` §10.6.2, or read replies
+/// that rmcp's model would reject, §10.7.2). `method` and `params` are sent as given, through
+/// the cached connection with its timeouts, eviction and OAuth refresh. The text is the
+/// server's own bytes for stdio, Streamable HTTP event streams and legacy HTTP+SSE; a reply sent
+/// as one JSON body is decoded by rmcp first, and its result is then re-serialised (same
+/// content, key order kept, possibly other number or escape spelling).
+pub async fn request_raw(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+    method: &str,
+    params: JsonObject,
+) -> Result<String, McpFailure> {
+    let shown = match params.get("name").and_then(|n| n.as_str()) {
+        Some(name) => format!("{method} \"{name}\""),
+        None => match params.get("uri").and_then(|u| u.as_str()) {
+            Some(uri) => format!("{method} \"{uri}\""),
+            None => method.to_string(),
+        },
+    };
+    let method: Arc<str> = method.into();
+    request_on(
+        d,
+        host,
+        &shown,
+        |_| Ok(()),
+        |conn| {
+            let request = ClientRequest::CustomRequest(CustomRequest::new(
+                method.to_string(),
+                Some(serde_json::Value::Object(params.clone())),
+            ));
+            async move {
+                let _watch = conn.tap.watch();
+                let handle = conn
+                    .peer
+                    .send_cancellable_request(request, PeerRequestOptions::no_options())
+                    .await?;
+                let id = serde_json::to_value(&handle.id).unwrap_or_default();
+                let typed = handle.await_response().await?;
+                match conn.tap.take(&id) {
+                    Some(raw) => Ok(raw),
+                    None => {
+                        serde_json::to_string(&typed).map_err(|_| ServiceError::UnexpectedResponse)
+                    }
+                }
+            }
+        },
+    )
+    .await
+}
+
+/// A number that changes whenever the cached session of `d` received a list-changed
+/// notification or was replaced by a new one: a catalog built under one revision is stale under
+/// another (`host.md` §9.1.3). `None` when there is no open session.
+pub fn revision(d: &Descriptor) -> Option<u64> {
+    let slot = cache().get(&d.key).cloned()?;
+    let conn = slot.cell.get()?;
+    Some((conn.serial << 32) ^ conn.changes.load(Ordering::SeqCst))
 }
 
 /// Every tool of the server, following `nextCursor` until it is exhausted.

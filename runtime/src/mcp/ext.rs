@@ -85,6 +85,22 @@ pub async fn capabilities(
         })
 }
 
+/// The server's whole `initialize` reply (capabilities, `instructions`, `serverInfo`),
+/// connecting if needed: the chat host's meta-functions gate on the capabilities and describe
+/// the server with its instructions (`host.md` §10.1).
+pub async fn server_info(
+    d: &Arc<Descriptor>,
+    host: &Arc<dyn Host>,
+) -> Result<Arc<rmcp::model::ServerPeerInfo>, McpFailure> {
+    let conn = client::connection(d, host).await?;
+    conn.peer.peer_info().ok_or_else(|| {
+        McpFailure::Server(format!(
+            "MCP server '{}' completed no initialize handshake",
+            d.url
+        ))
+    })
+}
+
 /// One request of `feature` through the client's request path (timeouts, eviction, OAuth
 /// refresh), after checking that the server offers `feature`.
 async fn request<T, F, Fut>(

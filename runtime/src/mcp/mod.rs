@@ -7,6 +7,7 @@ pub mod blob;
 pub mod client;
 pub mod ext;
 pub mod oauth;
+pub mod raw;
 pub mod serve;
 pub mod sse;
 pub mod text;

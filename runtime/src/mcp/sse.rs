@@ -3,7 +3,7 @@
 //! receive the replies as `message` events on the stream.
 //!
 //! The endpoint must be on the stream's origin, so the script's headers (which may hold
-//! secrets) never go anywhere else. Events larger than [`MAX_MESSAGE`] or that are not UTF-8
+//! secrets) never go anywhere else. Events larger than the message limit or that are not UTF-8
 //! end the stream; the session then fails its pending requests and is reconnected on the next
 //! call.
 
@@ -17,7 +17,9 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
+#[cfg(test)]
 use super::client::MAX_MESSAGE;
+use super::raw::RawTap;
 
 /// A failure of the legacy transport.
 #[derive(Debug, Clone)]
@@ -79,8 +81,9 @@ struct Event {
 
 /// An incremental `text/event-stream` parser (the WHATWG rules that matter here: `event:` and
 /// `data:` fields, comments, blank lines dispatching, any of CRLF, LF or CR ending a line).
-#[derive(Default)]
 struct Parser {
+    /// The largest event accepted.
+    limit: usize,
     buffer: Vec<u8>,
     event: Event,
     has_data: bool,
@@ -89,6 +92,16 @@ struct Parser {
 }
 
 impl Parser {
+    fn new(limit: usize) -> Parser {
+        Parser {
+            limit,
+            buffer: Vec::new(),
+            event: Event::default(),
+            has_data: false,
+            after_cr: false,
+        }
+    }
+
     /// Feeds bytes; returns the events completed by them.
     fn feed(&mut self, mut bytes: &[u8]) -> Result<Vec<Event>, SseError> {
         let mut events = Vec::new();
@@ -118,10 +131,10 @@ impl Parser {
             i += 1;
         }
         self.buffer.extend_from_slice(&bytes[start..]);
-        if self.buffer.len() + self.event.data.len() > MAX_MESSAGE {
+        if self.buffer.len() + self.event.data.len() > self.limit {
             return Err(SseError::new(format!(
                 "an event is larger than {} bytes",
-                MAX_MESSAGE
+                self.limit
             )));
         }
         Ok(events)
@@ -154,9 +167,10 @@ impl Parser {
                 self.event.data.push_str(value);
                 self.event.data.push('\n');
                 self.has_data = true;
-                if self.event.data.len() > MAX_MESSAGE {
+                if self.event.data.len() > self.limit {
                     return Err(SseError::new(format!(
-                        "an event is larger than {MAX_MESSAGE} bytes"
+                        "an event is larger than {} bytes",
+                        self.limit
                     )));
                 }
             }
@@ -167,8 +181,14 @@ impl Parser {
 }
 
 impl LegacySse {
-    /// Opens the event stream at `url` and waits for the `endpoint` event.
-    pub async fn connect(url: &str, headers: HeaderMap) -> Result<LegacySse, SseError> {
+    /// Opens the event stream at `url` and waits for the `endpoint` event. Every `message`
+    /// event is shown to `tap`, which keeps raw results for [`super::client::request_raw`].
+    pub(crate) async fn connect(
+        url: &str,
+        headers: HeaderMap,
+        tap: Option<Arc<RawTap>>,
+        limit: usize,
+    ) -> Result<LegacySse, SseError> {
         let base = Url::parse(url).map_err(|e| SseError::new(format!("invalid URL: {e}")))?;
         let http = reqwest::Client::builder()
             .build()
@@ -192,7 +212,7 @@ impl LegacySse {
             return Err(SseError::new("the server did not open an event stream"));
         }
         let mut stream = response;
-        let mut parser = Parser::default();
+        let mut parser = Parser::new(limit);
         let mut early = Vec::new();
         let endpoint = 'found: loop {
             let chunk = stream
@@ -220,7 +240,7 @@ impl LegacySse {
             ));
         }
         let (tx, incoming) = mpsc::channel(64);
-        let reader = tokio::spawn(read(stream, parser, early, tx));
+        let reader = tokio::spawn(read(stream, parser, early, tx, tap));
         Ok(LegacySse {
             http,
             endpoint: Arc::new(endpoint),
@@ -237,10 +257,18 @@ async fn read(
     mut parser: Parser,
     early: Vec<Event>,
     tx: mpsc::Sender<ServerJsonRpcMessage>,
+    tap: Option<Arc<RawTap>>,
 ) {
-    async fn forward(event: Event, tx: &mpsc::Sender<ServerJsonRpcMessage>) -> bool {
+    async fn forward(
+        event: Event,
+        tx: &mpsc::Sender<ServerJsonRpcMessage>,
+        tap: Option<&RawTap>,
+    ) -> bool {
         if !(event.name.is_empty() || event.name == "message") {
             return true;
+        }
+        if let Some(tap) = tap {
+            tap.record(event.data.as_bytes());
         }
         match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
             Ok(message) => tx.send(message).await.is_ok(),
@@ -250,7 +278,7 @@ async fn read(
         }
     }
     for event in early {
-        if !forward(event, &tx).await {
+        if !forward(event, &tx, tap.as_deref()).await {
             return;
         }
     }
@@ -259,7 +287,7 @@ async fn read(
             return;
         };
         for event in events {
-            if !forward(event, &tx).await {
+            if !forward(event, &tx, tap.as_deref()).await {
                 return;
             }
         }
@@ -317,7 +345,7 @@ mod tests {
     use super::*;
 
     fn events(chunks: &[&[u8]]) -> Vec<Event> {
-        let mut parser = Parser::default();
+        let mut parser = Parser::new(MAX_MESSAGE);
         let mut out = Vec::new();
         for chunk in chunks {
             out.extend(parser.feed(chunk).expect("well-formed stream"));
@@ -349,7 +377,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_ends_the_stream() {
-        let mut parser = Parser::default();
+        let mut parser = Parser::new(MAX_MESSAGE);
         assert!(parser.feed(b"data: \xff\xfe\n\n").is_err());
     }
 }

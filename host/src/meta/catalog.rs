@@ -1,0 +1,304 @@
+//! The unified catalog of one server (`host.md` §10.3): every tool, resource, resource template
+//! and prompt it advertises, listed page by page from the raw replies, with server-supplied
+//! metadata clamped to 4096 bytes. A kind whose listing fails is reported, not fatal.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+
+use super::MetaServer;
+
+/// The longest metadata string shown to the model, in bytes (§10.3.5).
+pub const METADATA_LIMIT: usize = 4096;
+
+/// The most pages one listing may take: a server whose cursors never repeat but never end is
+/// cut off here.
+const MAX_PAGES: usize = 10_000;
+
+/// The four kinds of catalog entries, in catalog order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Tool,
+    Resource,
+    Template,
+    Prompt,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Tool, Kind::Resource, Kind::Template, Kind::Prompt];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Resource => "resource",
+            Kind::Template => "resource_template",
+            Kind::Prompt => "prompt",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// The listing method and the field of its result that holds the items.
+    fn listing(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Tool => ("tools/list", "tools"),
+            Kind::Resource => ("resources/list", "resources"),
+            Kind::Template => ("resources/templates/list", "resourceTemplates"),
+            Kind::Prompt => ("prompts/list", "prompts"),
+        }
+    }
+}
+
+/// A declared prompt argument.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Argument {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// One catalog entry, with its metadata clamped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub kind: Kind,
+    /// The tool name, resource URI, URI template or prompt name, clamped.
+    pub id: String,
+    /// The id as the server listed it (what requests send).
+    pub raw_id: String,
+    /// The server's `name`, or the id when it gave none.
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+    pub size: Option<u64>,
+    pub audience: Option<Vec<String>>,
+    /// Prompts only: the declared arguments (`None` when the server declared none).
+    pub arguments: Option<Vec<Argument>>,
+    /// Tools only, unchanged.
+    pub input_schema: Option<Value>,
+    pub output_schema: Option<Value>,
+    pub annotations: Option<Value>,
+}
+
+/// Everything a server advertises, and the kinds that could not be listed.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    /// In catalog order: tools, resources, templates, prompts, each in listing order.
+    pub entries: Vec<Entry>,
+    /// The kinds whose listing failed, with what went wrong.
+    pub unavailable: Vec<(Kind, String)>,
+}
+
+impl Catalog {
+    /// The entry of `kind` whose id (as shown, or as listed) is `id`.
+    pub fn find(&self, kind: Kind, id: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.kind == kind && (e.id == id || e.raw_id == id))
+    }
+
+    /// Why `kind` could not be listed, if it could not.
+    pub fn failure(&self, kind: Kind) -> Option<&str> {
+        self.unavailable
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, e)| e.as_str())
+    }
+}
+
+/// `text` clamped to [`METADATA_LIMIT`] bytes at a UTF-8 boundary, the clamped form ending in
+/// `…` (which counts towards the limit).
+pub fn clamp(text: &str) -> String {
+    clamp_to(text, METADATA_LIMIT)
+}
+
+/// `text` clamped to `limit` bytes, ending in `…` when cut.
+pub fn clamp_to(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+fn string(item: &Map<String, Value>, key: &str) -> Option<String> {
+    item.get(key).and_then(Value::as_str).map(clamp)
+}
+
+/// `annotations.audience` as clamped strings, when the item has one.
+fn audience(item: &Map<String, Value>) -> Option<Vec<String>> {
+    let list = item.get("annotations")?.get("audience")?.as_array()?;
+    Some(list.iter().filter_map(Value::as_str).map(clamp).collect())
+}
+
+/// One listed item as an entry; `None` when it lacks its id.
+fn entry(kind: Kind, item: &Value) -> Option<Entry> {
+    let item = item.as_object()?;
+    let id_key = match kind {
+        Kind::Tool | Kind::Prompt => "name",
+        Kind::Resource => "uri",
+        Kind::Template => "uriTemplate",
+    };
+    let raw_id = item.get(id_key)?.as_str()?.to_string();
+    let id = clamp(&raw_id);
+    let title = string(item, "title").or_else(|| {
+        item.get("annotations")
+            .and_then(|a| a.get("title"))
+            .and_then(Value::as_str)
+            .map(clamp)
+    });
+    let arguments = (kind == Kind::Prompt)
+        .then(|| item.get("arguments").and_then(Value::as_array))
+        .flatten()
+        .map(|list| {
+            list.iter()
+                .filter_map(|a| {
+                    let a = a.as_object()?;
+                    Some(Argument {
+                        name: clamp(a.get("name")?.as_str()?),
+                        description: string(a, "description"),
+                        required: a.get("required").and_then(Value::as_bool) == Some(true),
+                    })
+                })
+                .collect()
+        });
+    let is_tool = kind == Kind::Tool;
+    Some(Entry {
+        kind,
+        name: string(item, "name").unwrap_or_else(|| id.clone()),
+        id,
+        raw_id,
+        title,
+        description: string(item, "description"),
+        mime_type: string(item, "mimeType"),
+        size: item.get("size").and_then(Value::as_u64),
+        audience: audience(item),
+        arguments,
+        input_schema: is_tool.then(|| item.get("inputSchema").cloned()).flatten(),
+        output_schema: is_tool.then(|| item.get("outputSchema").cloned()).flatten(),
+        annotations: is_tool.then(|| item.get("annotations").cloned()).flatten(),
+    })
+}
+
+/// Every page of one kind's listing, following `nextCursor` until it is absent; a cursor seen
+/// twice ends the listing (§10.3.2). A server that answers `resources/templates/list` with
+/// "method not found" has no templates.
+async fn list(server: &MetaServer, kind: Kind) -> Result<Vec<Entry>, String> {
+    let (method, field) = kind.listing();
+    let mut entries = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut params = Map::new();
+        if let Some(c) = cursor.take() {
+            params.insert("cursor".into(), Value::String(c));
+        }
+        let text = match server.raw(method, params).await {
+            Ok(text) => text,
+            Err(e) if kind == Kind::Template && e.ends_with("(code -32601)") => {
+                return Ok(entries);
+            }
+            Err(e) => return Err(format!("{method} failed: {e}")),
+        };
+        let page: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{method} failed: the reply is not JSON: {e}"))?;
+        let Some(items) = page.get(field).and_then(Value::as_array) else {
+            return Err(format!("{method} failed: the reply has no '{field}' list"));
+        };
+        entries.extend(items.iter().filter_map(|item| entry(kind, item)));
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if !next.is_empty() && seen.insert(next.to_string()) => {
+                cursor = Some(next.to_string());
+            }
+            _ => return Ok(entries),
+        }
+    }
+    Ok(entries)
+}
+
+/// Lists every kind `offered` says the server advertises (tools, resources and templates,
+/// prompts), at the same time.
+pub async fn fetch(server: &MetaServer, tools: bool, resources: bool, prompts: bool) -> Catalog {
+    let listed = |kind: Kind, offered: bool| async move {
+        if offered {
+            Some(list(server, kind).await)
+        } else {
+            None
+        }
+    };
+    let (t, r, rt, p) = tokio::join!(
+        listed(Kind::Tool, tools),
+        listed(Kind::Resource, resources),
+        listed(Kind::Template, resources),
+        listed(Kind::Prompt, prompts),
+    );
+    let mut catalog = Catalog::default();
+    for (kind, outcome) in Kind::ALL.into_iter().zip([t, r, rt, p]) {
+        match outcome {
+            Some(Ok(entries)) => catalog.entries.extend(entries),
+            Some(Err(e)) => catalog.unavailable.push((kind, e)),
+            None => {}
+        }
+    }
+    catalog
+}
+
+/// The `unavailable` list of a search result.
+pub fn unavailable(catalog: &Catalog) -> Value {
+    Value::Array(
+        catalog
+            .unavailable
+            .iter()
+            .map(|(kind, error)| json!({"kind": kind.as_str(), "error": error}))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_clamped_at_a_character_boundary() {
+        assert_eq!(clamp("short"), "short");
+        let long = "é".repeat(3000);
+        let clamped = clamp(&long);
+        assert!(clamped.len() <= METADATA_LIMIT, "{}", clamped.len());
+        assert!(clamped.ends_with('…'));
+        assert!(clamped.starts_with("éé"));
+        assert_eq!(clamp(&"a".repeat(4096)).len(), 4096);
+        assert_eq!(clamp(&"a".repeat(4097)), format!("{}…", "a".repeat(4093)));
+    }
+
+    #[test]
+    fn entries_keep_schemas_and_report_audience() {
+        let tool = json!({"name": "t", "title": "T", "inputSchema": {"type": "object", "z": 1, "a": 2},
+                          "annotations": {"readOnlyHint": true}});
+        let e = entry(Kind::Tool, &tool).expect("entry");
+        assert_eq!(e.name, "t");
+        assert_eq!(
+            serde_json::to_string(&e.input_schema).expect("json"),
+            r#"{"type":"object","z":1,"a":2}"#
+        );
+        let resource = json!({"uri": "x://1", "name": "one", "annotations": {"audience": ["user", 3]}, "size": 12});
+        let e = entry(Kind::Resource, &resource).expect("entry");
+        assert_eq!(e.audience, Some(vec!["user".to_string()]));
+        assert_eq!(e.size, Some(12));
+        assert_eq!(entry(Kind::Resource, &json!({"name": "no uri"})), None);
+        let prompt =
+            json!({"name": "p", "arguments": [{"name": "a", "required": true}, {"name": "b"}, 7]});
+        let e = entry(Kind::Prompt, &prompt).expect("entry");
+        let names: Vec<_> = e
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| (a.name.as_str(), a.required))
+            .collect();
+        assert_eq!(names, [("a", true), ("b", false)]);
+    }
+}

@@ -1,0 +1,518 @@
+//! The exact bytes of replies: a tap on each connection's transport that keeps the raw `result`
+//! text of JSON-RPC responses while a caller of [`super::client::request_raw`] waits for one,
+//! so the chat host can pass an in-bounds tool result to the model byte for byte (`host.md`
+//! §10.6.2) instead of rmcp's re-serialisation of its typed model.
+//!
+//! The tap sees every message the server sends: stdio lines through [`TapReader`], Streamable
+//! HTTP events through [`TapClient`], and legacy HTTP+SSE events in [`super::sse`]. It only
+//! copies a message while some request is watching, and forgets everything when the last watch
+//! ends, so it holds no memory between raw requests.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use serde_json::Value;
+use tokio::io::{AsyncRead, ReadBuf};
+
+/// The raw results of one connection, kept while requests watch for them.
+#[derive(Default)]
+pub(crate) struct RawTap {
+    state: Mutex<TapState>,
+}
+
+#[derive(Default)]
+struct TapState {
+    /// How many requests are waiting for a raw result.
+    watching: usize,
+    /// Raw `result` texts by response id, in arrival order.
+    results: Vec<(Value, String)>,
+}
+
+/// A request watching for its raw result; dropping it ends the watch.
+pub(crate) struct Watch {
+    tap: Arc<RawTap>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let mut state = self.tap.lock();
+        state.watching = state.watching.saturating_sub(1);
+        if state.watching == 0 {
+            state.results = Vec::new();
+        }
+    }
+}
+
+impl RawTap {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TapState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts watching: responses arriving from now on are kept until the watch ends.
+    pub(crate) fn watch(self: &Arc<Self>) -> Watch {
+        self.lock().watching += 1;
+        Watch { tap: self.clone() }
+    }
+
+    /// Whether a message arriving now would be kept.
+    pub(crate) fn watching(&self) -> bool {
+        self.lock().watching > 0
+    }
+
+    /// Looks at one whole JSON-RPC message as received; keeps its `result` text when it is a
+    /// response and a request is watching.
+    pub(crate) fn record(&self, message: &[u8]) {
+        if !self.watching() {
+            return;
+        }
+        let Some((id, result)) = response_parts(message) else {
+            return;
+        };
+        let (Ok(id), Ok(text)) = (
+            serde_json::from_slice::<Value>(&message[id]),
+            std::str::from_utf8(&message[result]),
+        ) else {
+            return;
+        };
+        let mut state = self.lock();
+        if state.watching > 0 {
+            state.results.push((id, text.to_string()));
+        }
+    }
+
+    /// The raw result of the response with `id`, if it was kept.
+    pub(crate) fn take(&self, id: &Value) -> Option<String> {
+        let mut state = self.lock();
+        let at = state.results.iter().position(|(i, _)| i == id)?;
+        Some(state.results.remove(at).1)
+    }
+}
+
+/// The byte ranges of the top-level `id` and `result` members of a JSON-RPC response, found by
+/// scanning (no parse of the result itself). `None` for anything else: requests,
+/// notifications, errors and text that is not one JSON object. Public for tests that compare
+/// what a server sent with what a host passed on.
+pub fn response_parts(text: &[u8]) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    let mut i = skip_ws(text, 0);
+    if text.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let (mut id, mut result) = (None, None);
+    loop {
+        i = skip_ws(text, i);
+        match text.get(i)? {
+            b'}' => break,
+            b'"' => {}
+            _ => return None,
+        }
+        let key_end = skip_string(text, i)?;
+        let key = &text[i + 1..key_end - 1];
+        i = skip_ws(text, key_end);
+        if text.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(text, i + 1);
+        let start = i;
+        i = skip_value(text, i)?;
+        match key {
+            b"id" => id = Some(start..i),
+            b"result" => result = Some(start..i),
+            _ => {}
+        }
+        i = skip_ws(text, i);
+        match text.get(i)? {
+            b',' => i += 1,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    Some((id?, result?))
+}
+
+fn skip_ws(text: &[u8], mut i: usize) -> usize {
+    while matches!(text.get(i), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the string starting at `i` (which is a quote).
+fn skip_string(text: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        match text.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index after the value starting at `i`.
+fn skip_value(text: &[u8], mut i: usize) -> Option<usize> {
+    match text.get(i)? {
+        b'"' => skip_string(text, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            loop {
+                match text.get(i)? {
+                    b'"' => {
+                        i = skip_string(text, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let start = i;
+            while let Some(b) = text.get(i) {
+                if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
+                    break;
+                }
+                i += 1;
+            }
+            (i > start).then_some(i)
+        }
+    }
+}
+
+/// A stdio server's stdout: passes bytes through to the line transport, hands each whole line
+/// to the tap, and ends the stream with an error when a line grows past `limit` bytes (rmcp's
+/// own bound drops such a line silently, which would leave its request waiting until the
+/// timeout).
+pub(crate) struct TapReader<R> {
+    inner: R,
+    tap: Arc<RawTap>,
+    limit: usize,
+    line: Vec<u8>,
+    /// The bytes of the current line so far.
+    length: usize,
+    /// Whether the current line is being copied for the tap.
+    keep: bool,
+    at_start: bool,
+}
+
+impl<R> TapReader<R> {
+    pub(crate) fn new(inner: R, tap: Arc<RawTap>, limit: usize) -> TapReader<R> {
+        TapReader {
+            inner,
+            tap,
+            limit,
+            line: Vec::new(),
+            length: 0,
+            keep: false,
+            at_start: true,
+        }
+    }
+
+    fn observe(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            if self.at_start {
+                self.at_start = false;
+                self.keep = self.tap.watching();
+                self.length = 0;
+            }
+            let (chunk, ended) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(at) => (&bytes[..at], true),
+                None => (bytes, false),
+            };
+            self.length += chunk.len();
+            if self.length > self.limit {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("the server sent a message larger than {} bytes", self.limit),
+                ));
+            }
+            if self.keep {
+                self.line.extend_from_slice(chunk);
+            }
+            if ended {
+                if self.keep {
+                    self.tap.record(&self.line);
+                }
+                self.line = Vec::new();
+                self.at_start = true;
+                bytes = &bytes[chunk.len() + 1..];
+            } else {
+                bytes = &[];
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        match Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                let fresh = buf.filled()[before..].to_vec();
+                Poll::Ready(self.observe(&fresh))
+            }
+            other => other,
+        }
+    }
+}
+
+/// rmcp's reqwest client for Streamable HTTP, with every SSE event handed to the tap. A reply
+/// sent as one JSON body (rather than an event stream) is decoded by rmcp before the tap sees
+/// it; [`super::client::request_raw`] then falls back to re-serialising the decoded result.
+#[derive(Clone)]
+pub(crate) struct TapClient {
+    http: reqwest::Client,
+    tap: Arc<RawTap>,
+}
+
+impl TapClient {
+    /// rmcp's default client settings: no idle pooling, only same-origin 307/308 redirects.
+    pub(crate) fn new(tap: Arc<RawTap>) -> Result<TapClient, reqwest::Error> {
+        let policy = reqwest::redirect::Policy::custom(|attempt| {
+            let keeps_body = matches!(
+                attempt.status(),
+                reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+            );
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|original| original.origin() == attempt.url().origin());
+            if !keeps_body || !same_origin {
+                attempt.stop()
+            } else if attempt.previous().len() > 10 {
+                attempt.error("exceeded 10 redirects")
+            } else {
+                attempt.follow()
+            }
+        });
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(policy)
+            .build()?;
+        Ok(TapClient { http, tap })
+    }
+
+    fn tapped(
+        &self,
+        stream: BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+    ) -> BoxStream<'static, Result<sse_stream::Sse, SseError>> {
+        let tap = self.tap.clone();
+        stream
+            .inspect(move |event| {
+                if let Ok(event) = event
+                    && let Some(data) = &event.data
+                {
+                    tap.record(data.as_bytes());
+                }
+            })
+            .boxed()
+    }
+
+    fn tapped_response(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(self.tapped(stream), session)
+            }
+            other => other,
+        }
+    }
+}
+
+type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
+
+impl StreamableHttpClient for TapClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let response = self
+            .http
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.tapped_response(response))
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let response = self
+            .http
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.tapped_response(response))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let response = self
+            .http
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await?;
+        Ok(self.tapped_response(response))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<()> {
+        self.http
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<BoxStream<'static, Result<sse_stream::Sse, SseError>>> {
+        let stream = self
+            .http
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.tapped(stream))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<BoxStream<'static, Result<sse_stream::Sse, SseError>>> {
+        let stream = self
+            .http
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.tapped(stream))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(text: &str) -> Option<(&str, &str)> {
+        let (id, result) = response_parts(text.as_bytes())?;
+        Some((&text[id], &text[result]))
+    }
+
+    #[test]
+    fn responses_are_split_into_id_and_raw_result() {
+        assert_eq!(
+            parts(
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"}b"}]}}"#
+            ),
+            Some(("7", r#"{"content":[{"type":"text","text":"a\"}b"}]}"#))
+        );
+        assert_eq!(
+            parts(r#" { "result" : [1, {"x": "]"}] , "id" : "abc" } "#),
+            Some((r#""abc""#, r#"[1, {"x": "]"}]"#))
+        );
+        assert_eq!(
+            parts(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#),
+            None
+        );
+        assert_eq!(parts(r#"{"jsonrpc":"2.0","method":"x"}"#), None);
+        assert_eq!(parts("not json"), None);
+        assert_eq!(parts(r#"{"id":1,"result":{"#), None);
+    }
+
+    #[test]
+    fn the_tap_keeps_results_only_while_watched() {
+        let tap = Arc::new(RawTap::default());
+        tap.record(br#"{"id":1,"result":{"a":1}}"#);
+        assert_eq!(tap.take(&Value::from(1)), None);
+        let watch = tap.watch();
+        tap.record(br#"{"id":2,"result":{"b": 2}}"#);
+        tap.record(br#"{"id":3,"result":{}}"#);
+        assert_eq!(tap.take(&Value::from(2)).as_deref(), Some(r#"{"b": 2}"#));
+        drop(watch);
+        assert_eq!(tap.take(&Value::from(3)), None);
+    }
+
+    #[test]
+    fn the_reader_bounds_lines() {
+        let tap = Arc::new(RawTap::default());
+        let _watch = tap.watch();
+        let mut reader = TapReader::new(tokio::io::empty(), tap.clone(), 10);
+        assert!(reader.observe(b"{\"id\":1").is_ok());
+        assert!(reader.observe(b",\"result\":2}\n").is_err());
+        let mut reader = TapReader::new(tokio::io::empty(), tap.clone(), 100);
+        reader
+            .observe(b"{\"id\":1,\"res")
+            .and_then(|()| reader.observe(b"ult\":[2]}\n"))
+            .expect("observe");
+        assert_eq!(tap.take(&Value::from(1)).as_deref(), Some("[2]"));
+    }
+}
