@@ -4,6 +4,7 @@
 //! behind its `primitive agent` and `external agent` declarations are in [`natives`].
 
 pub mod natives;
+pub mod reference;
 
 /// One embedded prelude module: its module name (`prelude.array`), the path shown in diagnostics (`<prelude>/prelude/array.kt`), and its text.
 #[derive(Debug, Clone, Copy)]
