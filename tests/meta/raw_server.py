@@ -12,7 +12,8 @@ servers. It fakes:
   of 5 x 60,000 bytes;
 - tools/call replies: an error whose text holds escape sequences, content items that are
   malformed (an image without data, an image with data that is not base64, a non-object), and
-  a tool whose call changes the tool list and sends notifications/tools/list_changed.
+  a tool whose call changes the tool list and sends notifications/tools/list_changed, and one
+  that changes it without a notification.
 
 With --resources-only it declares only the resources capability (a resources-only server).
 """
@@ -28,6 +29,8 @@ TOOLS_A = [
      "inputSchema": {"type": "object"}},
     {"name": "malformed", "description": "returns malformed content", "inputSchema": {"type": "object"}},
     {"name": "change", "description": "changes the tool list", "inputSchema": {"type": "object"}},
+    {"name": "change_quietly", "description": "changes the tool list without notifying",
+     "inputSchema": {"type": "object"}},
 ]
 TOOLS_B = TOOLS_A + [{"name": "added_later", "description": "appears after a change", "inputSchema": {"type": "object"}}]
 state = {"tools": TOOLS_A}
@@ -83,6 +86,9 @@ def call(name):
     if name == "change":
         state["tools"] = TOOLS_B
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return {"content": [{"type": "text", "text": "changed"}]}
+    if name == "change_quietly":
+        state["tools"] = TOOLS_B
         return {"content": [{"type": "text", "text": "changed"}]}
     return None
 

@@ -2,7 +2,7 @@
 Python SDK (mcp==2.3.0): tools (a small echo, 300,000 bytes of multi-byte text, structured
 content over 204,800 bytes, an image), text and binary resources (a 1 MB log with known
 matching lines, 600 KB of multi-byte text, a blob that is UTF-8 text, a PNG blob, a resource
-for the user only), a template, and prompts (two messages, two required arguments).
+for the user only), a template, and prompts (two messages, two required arguments, an image).
 
 Usage: sdk_server.py stdio | sdk_server.py streamable-http PORT, optionally followed by
 --fail-prompt-listing, which makes prompts/list fail (a listing that fails, host.md §10.3.3).
@@ -97,6 +97,11 @@ def greeting(name: str) -> str:
 @server.prompt(description="Ask and answer about a topic.")
 def two_step(topic: str) -> list:
     return [UserMessage(f"Tell me about {topic}."), AssistantMessage(f"{topic} is a fine topic.")]
+
+
+@server.prompt(description="Show a picture.")
+def picture_prompt() -> list:
+    return ["Look at this:", Image(data=PNG, format="png")]
 
 
 @server.prompt(description="Summarise a pull request.")

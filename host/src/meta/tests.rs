@@ -307,7 +307,7 @@ fn p03_search_returns_mixed_kinds_with_audience_and_bounded_top_k() {
         json!({"query": "log echo greeting summarize"}),
     );
     assert_eq!(s["server"], "p03");
-    assert_eq!(s["total_items"], 12);
+    assert_eq!(s["total_items"], 13);
     let kinds: Vec<String> = result_ids(&s).into_iter().map(|(k, _)| k).collect();
     for kind in ["tool", "resource", "resource_template", "prompt"] {
         assert!(kinds.iter().any(|k| k == kind), "{kinds:?}");
@@ -352,10 +352,10 @@ fn p03_search_returns_mixed_kinds_with_audience_and_bounded_top_k() {
     assert_eq!(ids[0], ("tool".to_string(), "echo".to_string()));
     assert_eq!(ids[4].0, "resource");
     let big = ok(&tools, "mcp_search_p03", json!({"query": "", "top_k": 500}));
-    assert_eq!(result_ids(&big).len(), 12);
+    assert_eq!(result_ids(&big).len(), 13);
     let last = result_ids(&big);
     assert_eq!(last[9].0, "resource_template");
-    assert_eq!(last[11], ("prompt".to_string(), "summarize_pr".to_string()));
+    assert_eq!(last[12], ("prompt".to_string(), "summarize_pr".to_string()));
     let one = ok(&tools, "mcp_search_p03", json!({"query": "", "top_k": -3}));
     assert_eq!(result_ids(&one).len(), 1);
     // An exact name ranks first whatever its score.
@@ -1130,6 +1130,26 @@ fn p15_prompts_are_flattened_and_checked() {
     assert_eq!(e.kind, ErrorKind::NotFound);
     tools.close();
 
+    // Non-text parts: an image is spilled and named by its file.
+    let tools2 = f.tools(&sdk("p15-image", &[]));
+    let text = call(
+        &tools2,
+        "mcp_prompt_p15-image",
+        json!({"prompt": "picture_prompt"}),
+    )
+    .expect("prompt");
+    let (first, second) = text.split_once("\n\n").expect("two messages");
+    assert_eq!(first, "[user]\nLook at this:");
+    let path = second
+        .strip_prefix("[user]\n(image content saved to ")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .expect("a saved image");
+    assert!(
+        path.ends_with(".png") && Path::new(path).is_file(),
+        "{path}"
+    );
+    tools2.close();
+
     let tools = f.tools(&everything("p15-everything", false));
     let e = err(
         &tools,
@@ -1147,6 +1167,25 @@ fn p15_prompts_are_flattened_and_checked() {
     )
     .expect("prompt");
     assert!(text.contains("Lima"), "{text}");
+    // An embedded resource contributes its text (the blob of this server is ASCII text).
+    for kind in ["Text", "Blob"] {
+        let text = call(
+            &tools,
+            "mcp_prompt_p15-everything",
+            json!({"prompt": "resource-prompt", "arguments": {"resourceType": kind, "resourceId": "3"}}),
+        )
+        .expect("prompt");
+        let parts: Vec<&str> = text.split("\n\n").collect();
+        assert_eq!(parts.len(), 2, "{text}");
+        assert!(
+            parts[0].starts_with("[user]\nThis prompt includes"),
+            "{text}"
+        );
+        assert!(
+            parts[1].starts_with("[user]\n") && parts[1].len() > 8,
+            "{text}"
+        );
+    }
     tools.close();
 }
 
@@ -1236,15 +1275,68 @@ fn list_changed_notifications_drop_the_catalog() {
     // The notification arrives with the reply; the next search lists again.
     let after = ok(&tools, s, json!({"query": "added later"}));
     assert_eq!(result_ids(&after)[0].1, "added_later");
-    // invalidate() forgets the catalog; describe of a new id refreshes it once.
-    tools.invalidate();
-    let d = ok(
+    tools.close();
+}
+
+#[test]
+fn describe_of_a_missing_id_refreshes_the_catalog_once() {
+    let f = Fixture::new();
+    let tools = f.tools(&raw("quiet", &[]));
+    let before = ok(&tools, "mcp_search_quiet", json!({"query": "added later"}));
+    assert!(result_ids(&before).is_empty());
+    // The list changes without a notification: the cached catalog is stale.
+    ok(
         &tools,
-        "mcp_describe_changes",
-        json!({"tool": "added_later"}),
+        "mcp_invoke_quiet",
+        json!({"tool": "change_quietly"}),
     );
+    let stale = ok(&tools, "mcp_search_quiet", json!({"query": "added later"}));
+    assert!(result_ids(&stale).is_empty());
+    let d = ok(&tools, "mcp_describe_quiet", json!({"tool": "added_later"}));
     assert_eq!(d["id"], "added_later");
     tools.close();
+
+    // invalidate() forgets the catalog at the end of a turn.
+    let tools = f.tools(&raw("quiet-turn", &[]));
+    let s = "mcp_search_quiet-turn";
+    assert!(result_ids(&ok(&tools, s, json!({"query": "added later"}))).is_empty());
+    ok(
+        &tools,
+        "mcp_invoke_quiet-turn",
+        json!({"tool": "change_quietly"}),
+    );
+    assert!(result_ids(&ok(&tools, s, json!({"query": "added later"}))).is_empty());
+    tools.invalidate();
+    let fresh = ok(&tools, s, json!({"query": "added later"}));
+    assert_eq!(result_ids(&fresh)[0].1, "added_later");
+    tools.close();
+}
+
+#[test]
+fn server_everything_over_legacy_sse() {
+    let peer = peers::start_everything("sse", false);
+    let f = Fixture::new();
+    let entry = format!(
+        "{}: {},",
+        json!("sse-everything"),
+        json!({"type": "sse", "url": format!("{}/sse", peer.base())})
+    );
+    let tools = f.tools(&entry);
+    let echo = call(
+        &tools,
+        "mcp_invoke_sse-everything",
+        json!({"tool": "echo", "arguments": {"message": "hi"}}),
+    )
+    .expect("echo");
+    assert_eq!(echo, r#"{"content":[{"type":"text","text":"Echo: hi"}]}"#);
+    let s = ok(
+        &tools,
+        "mcp_search_sse-everything",
+        json!({"query": "tiny image"}),
+    );
+    assert_eq!(result_ids(&s)[0].1, "get-tiny-image");
+    tools.close();
+    drop(peer);
 }
 
 #[test]
