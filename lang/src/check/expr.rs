@@ -597,6 +597,13 @@ impl Checker<'_> {
                 residual = self.lattice().join_all(&kept);
             }
         }
+        // Which arm runs tells which member the value is: a private member makes the scrutinee
+        // private, even in a union that is not private as a whole (`circle of private | rect`).
+        let observed = subject_ty
+            .members()
+            .iter()
+            .fold(subject_ty.attr, |a, m| a.join(m.attr));
+        let subject_ty = subject_ty.clone().with_attr(observed);
         self.private_control(ctx, &subject_ty, subject.span, marks, "scrutinee");
         if !residual.is_never() && !residual.is_error() && !subject_ty.is_never() {
             let shown = self.render(&residual);

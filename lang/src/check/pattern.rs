@@ -118,7 +118,9 @@ impl Checker<'_> {
                 let declared = self.data_fields(r, &args);
                 for f in fields {
                     let field_ty = match declared.iter().find(|d| d.name == f.name.text) {
-                        Some(field) => field.ty.clone().with_attr(field.ty.attr.join(ty.attr)),
+                        // Read through the matched member, which carries its own attribute as well
+                        // as the subject's (§7.7 rule 1).
+                        Some(field) => field.ty.clone().with_attr(field.ty.attr.join(data_ty.attr)),
                         None => {
                             let shown = self.display_name(r);
                             let names = declared
@@ -277,7 +279,7 @@ impl Checker<'_> {
                     out.push(t.clone().with_attr(t.attr.join(m.attr).join(ty.attr)));
                 }
             } else if m.is_unknown() {
-                out.push(Ty::unknown());
+                out.push(Ty::unknown().with_attr(m.attr.join(ty.attr)));
             }
         }
         self.lattice().join_all(&out)
@@ -348,7 +350,7 @@ impl Checker<'_> {
         let joined = self.lattice().join_all(&kept);
         let joined = match (tag, &joined.kind) {
             // `integer(p)` on `number` narrows to `integer`.
-            (FilterTag::Integer, TyKind::Number) => Ty::integer(),
+            (FilterTag::Integer, TyKind::Number) => Ty::integer().with_attr(joined.attr),
             _ => joined,
         };
         joined.clone().with_attr(joined.attr.join(attr))

@@ -157,3 +157,21 @@ agent main(u: unknown) -> number {
 "#;
     assert_eq!(error_codes(src), Vec::<Code>::new());
 }
+
+#[test]
+fn a_residual_keeps_the_private_attribute_it_carries() {
+    // The residual after `case null`, the field of a private member of a public union, an
+    // `integer(…)` filter on a private `number`, and the positions of a private `unknown`.
+    let cases = [
+        "agent f(x: (string | null) of private) -> string of private { match (x) {\n case null -> \"\"\n case v: string -> \"s\"\n } }",
+        "data c(r: number)\ndata s(w: number)\nagent f(x: c of private | s) -> number of private { match (x) {\n case c(r) -> { let n: number = r\n 1 }\n case s(w) -> w\n } }",
+        "agent f(x: number of private | string) -> integer of private { match (x) {\n case integer(i) -> { let n: integer = i\n 1 }\n case _ -> 0\n } }",
+        "agent f(x: unknown of private) -> integer of private { match (x) {\n case [a, b] -> { let u: unknown = a\n 1 }\n case _ -> 0\n } }",
+    ];
+    for src in cases {
+        assert_eq!(error_codes(src), vec![Code::K3001], "{src}");
+    }
+    // Which arm of a union with a private member runs is private too (§7.7 rule 4).
+    let arms = "data c(r: number)\ndata s(w: number)\nagent f(x: c of private | s) -> integer { match (x) {\n case c(r) -> 1\n case s(w) -> 2\n } }";
+    assert_eq!(error_codes(arms), vec![Code::K3001]);
+}
