@@ -30,7 +30,8 @@
 //! the block there, `<!-- test: skip -->` leaves a console block unrun (it still must name real
 //! flags), `<!-- test: cwd=docs/guide/examples -->` runs a console block in that repository
 //! folder, `<!-- test: exit=1 -->` sets the expected status, `<!-- test: invalid -->` marks a
-//! console block whose commands are meant to be refused (misspelt on purpose).
+//! console block whose commands are meant to be refused (misspelt on purpose), and
+//! `<!-- test: peers -->` one that needs the MCP servers of `tests/peers/install.sh`.
 //!
 //! Links: every relative link of `README.md` and `docs/**/*.md` must name an existing file inside
 //! the repository (and an existing heading, for `#anchors` into Markdown); any other link must
@@ -842,6 +843,17 @@ impl Page {
                 continue;
             }
             if block.directive("skip").is_some() {
+                continue;
+            }
+            let peer = repo().join(".peers/npm/node_modules/.bin/mcp-server-everything");
+            if block.directive("peers").is_some() && !peer.exists() {
+                self.fail(
+                    block,
+                    format!(
+                        "`{command}` needs the reference MCP servers: {} is missing; run tests/peers/install.sh (./test.sh does)",
+                        peer.display()
+                    ),
+                );
                 continue;
             }
             let cwd = self.cwd(block);
