@@ -611,10 +611,11 @@ fn check_command(args: &[String]) -> Result<(), String> {
             break;
         }
     }
-    if path.is_empty() && args.first().is_some_and(|w| !w.starts_with('-')) {
+    let text = help(&path);
+    // A command with subcommands takes no other words: the next one must be a subcommand.
+    if args.get(path.len()).is_some_and(|w| !w.starts_with('-')) && !subcommands(&text).is_empty() {
         return Err(format!("`katari {}`: no such command", args.join(" ")));
     }
-    let text = help(&path);
     for word in args {
         let flag = word.split('=').next().unwrap_or(word);
         let known = if let Some(long) = flag.strip_prefix("--") {
@@ -1216,4 +1217,13 @@ fn the_harness_reads_markdown_as_intended() {
         codes("error[K3001]: x\n  |\nwarning[K1002]: y"),
         vec!["K3001", "K1002"]
     );
+    assert_eq!(
+        locations("error[K3001]: x\n   ╭─[ app.kt:3:9 ]\n"),
+        vec!["app.kt:3:9"]
+    );
+    let words = |line: &str| shell_words(line);
+    assert!(check_command(&words("mcp serve x.kt --listen 127.0.0.1:0 --agents a")).is_ok());
+    assert!(check_command(&words("run x.kt -a n=1 --json")).is_ok());
+    assert!(check_command(&words("run x.kt --nope")).is_err());
+    assert!(check_command(&words("mcp serv x.kt")).is_err());
 }
