@@ -140,6 +140,15 @@ fn type_keys(s: &mut PtySession, text: &str) {
     std::thread::sleep(Duration::from_millis(300));
 }
 
+/// Clears the line with Ctrl-C and waits for the editor to read again (keys typed while the
+/// terminal is between two reads are dropped by the line editor).
+fn clear_line(s: &mut PtySession, prompt: &str) -> String {
+    s.send_control('c').expect("Ctrl-C");
+    let shown = expect(s, prompt);
+    std::thread::sleep(Duration::from_millis(500));
+    shown
+}
+
 /// Types a line and waits for `shown`, then for the prompt `prompt` after it.
 fn say(s: &mut PtySession, line: &str, shown: &str, prompt: &str) {
     s.send_line(line).expect("type");
@@ -651,8 +660,7 @@ fn history_is_shared_and_answers_and_keys_behave() {
     expect(&mut s, "alice@payments> ");
     // Ctrl-C at the prompt clears the line and keeps the REPL.
     type_keys(&mut s, "never sent");
-    s.send_control('c').expect("Ctrl-C");
-    expect(&mut s, "alice@payments> ");
+    clear_line(&mut s, "alice@payments> ");
     // A bracketed paste of several lines is one message.
     type_keys(&mut s, "\x1b[200~first pasted\nsecond pasted\x1b[201~");
     s.send_line("").expect("enter");
@@ -824,4 +832,409 @@ fn memory_stays_flat_over_a_chat_of_a_thousand_turns() {
         "resident size grew by {growth} KiB between turn 100 ({at_100} KiB) and turn 1000 ({at_1000} KiB)"
     );
     assert_eq!(home.requests().len(), 1000);
+}
+
+/// A test MCP server written with the Python SDK: `docs` serves prompts (one taking two
+/// required arguments, two whose text starts like a REPL command, one of two messages);
+/// `failing` serves them too, but its prompt listing fails.
+const SDK_SERVER: &str = r#"
+import sys
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import AssistantMessage, UserMessage
+
+KIND = sys.argv[1]
+
+
+class Server(MCPServer):
+    async def list_prompts(self):
+        if KIND == "failing":
+            raise RuntimeError("prompt storage is down")
+        return await super().list_prompts()
+
+
+server = Server(f"katari-repl-{KIND}")
+
+
+@server.prompt(description="Summarise a pull request.")
+def summarize_pr(repo: str, number: str, style: str = "short") -> str:
+    return f"Summarise pull request {number} of {repo} in a {style} style."
+
+
+@server.prompt(description="Text that starts with a dot command.")
+def dot() -> str:
+    return ".help me with this"
+
+
+@server.prompt(description="Text that starts with a slash command.")
+def slash() -> str:
+    return "/quit now"
+
+
+@server.prompt(description="Ask and answer about a topic.")
+def two_step(topic: str) -> list:
+    return [UserMessage(f"Tell me about {topic}."), AssistantMessage(f"{topic} is a fine topic.")]
+
+
+server.run("stdio")
+"#;
+
+/// A hand-written MCP server over stdio: `tools` advertises tools only; `silent` advertises
+/// prompts and never answers anything but `initialize`. The second argument, when given, is a
+/// file it creates when it starts (so a test can tell whether it was started).
+const RAW_SERVER: &str = r#"
+import json
+import sys
+from pathlib import Path
+
+kind = sys.argv[1]
+if len(sys.argv) > 2:
+    Path(sys.argv[2]).write_text("started")
+caps = {"tools": {}} if kind == "tools" else {"prompts": {}}
+for line in sys.stdin:
+    msg = json.loads(line)
+    ident = msg.get("id")
+    if ident is None:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": caps,
+                  "serverInfo": {"name": "katari-raw-" + kind, "version": "1"}}
+    elif method == "tools/list" and kind == "tools":
+        result = {"tools": []}
+    else:
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// A home with the MCP servers of these tests: `docs` and `failing` (the SDK server), `echo`
+/// (tools only), `silent` (a prompt listing that never answers; it leaves `silent-started` in
+/// the home when started), `secure` (an OAuth credential that was never stored). Project
+/// `review` enables `docs` and `failing`, project `quiet` enables `silent`; alice is a member of
+/// both.
+fn mcp_home() -> Home {
+    let home = Home::new();
+    let python = katari_tests::peers::python_mcp();
+    std::fs::write(home.path().join("sdk_server.py"), SDK_SERVER).expect("write the server");
+    std::fs::write(home.path().join("raw_server.py"), RAW_SERVER).expect("write the server");
+    let python = python.display();
+    let marker = home.path().join("silent-started");
+    let marker = marker.display();
+    let mut config = std::fs::read_to_string(home.config()).expect("config");
+    config.push_str(&format!(
+        r#"
+[[agent.alice.membership]]
+project = "review"
+
+[[agent.alice.membership]]
+project = "quiet"
+
+[project.review]
+llm = "fake"
+mcp_servers = ["docs", "failing"]
+
+[project.quiet]
+llm = "fake"
+mcp_servers = ["silent"]
+
+[mcp.docs]
+command = '{python}'
+args = ["sdk_server.py", "docs"]
+
+[mcp.failing]
+command = '{python}'
+args = ["sdk_server.py", "failing"]
+
+[mcp.echo]
+command = '{python}'
+args = ["raw_server.py", "tools"]
+
+[mcp.silent]
+command = '{python}'
+args = ["raw_server.py", "silent", '{marker}']
+request_timeout_secs = 5
+
+[mcp.secure]
+url = "http://127.0.0.1:9/mcp"
+oauth = "nocred"
+"#
+    ));
+    std::fs::write(home.config(), config).expect("write config.toml");
+    home
+}
+
+#[test]
+fn prompt_asks_for_missing_arguments_and_sends_the_rendered_text_verbatim() {
+    let home = mcp_home();
+    home.llm.push(Script::text("summary ok"));
+    home.llm.push(Script::text("dot ok"));
+    home.llm.push(Script::text("slash ok"));
+    home.llm.push(Script::text("two ok"));
+    let mut s = home.spawn(&["chat", "alice", "--project", "review"]);
+    expect(&mut s, "alice@review> ");
+    // E04: the missing required argument is asked for, then the text is the user's message.
+    s.send_line(".prompt docs summarize_pr repo=katari")
+        .expect("type");
+    expect(&mut s, "number (required): ");
+    s.send_line("42").expect("answer");
+    expect(&mut s, "summary ok");
+    expect(&mut s, "alice@review> ");
+    // E05: text that starts with `.` or `/` reaches the model as it is and is not run.
+    say(&mut s, ".prompt docs dot", "dot ok", "alice@review> ");
+    say(&mut s, ".prompt docs slash", "slash ok", "alice@review> ");
+    say(
+        &mut s,
+        ".prompt docs two_step topic=rust",
+        "two ok",
+        "alice@review> ",
+    );
+    // Ctrl-C at a question abandons the command: nothing is sent.
+    s.send_line(".prompt docs summarize_pr").expect("type");
+    expect(&mut s, "repo (required): ");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send_control('c').expect("Ctrl-C");
+    expect(&mut s, "(.prompt abandoned; nothing was sent)");
+    expect(&mut s, "alice@review> ");
+    say(
+        &mut s,
+        ".prompt docs nope",
+        "error: MCP server 'docs' has no prompt 'nope'. See .list prompts.",
+        "alice@review> ",
+    );
+    say(
+        &mut s,
+        ".prompt docs summarize_pr bogus=1",
+        "error: Prompt 'summarize_pr' on MCP server 'docs' has no argument 'bogus'. Its arguments: repo (required), number (required), style.",
+        "alice@review> ",
+    );
+    say(
+        &mut s,
+        ".prompt docs summarize_pr repo",
+        "error: Prompt arguments are named: write key=value (got 'repo').",
+        "alice@review> ",
+    );
+    say(
+        &mut s,
+        ".prompt docs summarize_pr repo=a repo=b",
+        "error: Argument 'repo' was given twice.",
+        "alice@review> ",
+    );
+    say(
+        &mut s,
+        ".prompt echo anything",
+        "error: MCP server 'echo' is not enabled in this chat. Enable it with: .mcp enable echo",
+        "alice@review> ",
+    );
+    quit(&mut s, "/quit");
+
+    let requests = home.requests();
+    assert_eq!(requests.len(), 4);
+    let last_user = |r: &Value| users(r).last().cloned().unwrap_or_default();
+    assert_eq!(
+        last_user(&requests[0]),
+        "Summarise pull request 42 of katari in a short style."
+    );
+    assert_eq!(last_user(&requests[1]), ".help me with this");
+    assert_eq!(last_user(&requests[2]), "/quit now");
+    assert_eq!(
+        last_user(&requests[3]),
+        "[user]\nTell me about rust.\n\n[assistant]\nrust is a fine topic."
+    );
+    let history = home.history();
+    assert!(
+        history.contains(".prompt docs summarize_pr repo=katari"),
+        "{history}"
+    );
+    assert!(!history.lines().any(|l| l == "42"), "{history}");
+}
+
+#[test]
+fn language_mode_prints_prompts_and_lists_every_servers_prompts() {
+    let home = mcp_home();
+    let mut s = home.spawn(&["repl"]);
+    expect(&mut s, "kt> ");
+    // E06: the rendered text is printed; nothing is sent to a model.
+    say(
+        &mut s,
+        ".prompt docs summarize_pr repo=katari number=7 style='very short'",
+        "Summarise pull request 7 of katari in a very short style.",
+        "kt> ",
+    );
+    say(
+        &mut s,
+        ".prompt echo anything",
+        "error: MCP server 'echo' does not offer prompts.",
+        "kt> ",
+    );
+    say(
+        &mut s,
+        ".prompt secure anything",
+        "error: MCP server 'secure' needs you to log in: there is no credential named 'nocred'.",
+        "kt> ",
+    );
+    // E08: every configured server in language mode; a failing one is one row.
+    s.send_line(".list prompts").expect("type");
+    expect(&mut s, "SERVER");
+    expect(&mut s, "DESCRIPTION");
+    expect(&mut s, "ARGS");
+    expect(&mut s, "docs     summarize_pr");
+    expect(&mut s, "Summarise a pull request.");
+    expect(&mut s, "repo*, number*, style");
+    expect(&mut s, "docs     two_step");
+    expect(&mut s, "topic*");
+    expect(&mut s, "failing  (unavailable: ");
+    expect(&mut s, "prompt storage is down");
+    expect(
+        &mut s,
+        "secure   (unavailable: MCP server 'secure' needs you to log in",
+    );
+    expect(&mut s, "silent   (unavailable: ");
+    expect(&mut s, "kt> ");
+    quit(&mut s, ".exit");
+    assert!(home.requests().is_empty());
+}
+
+#[test]
+fn mcp_enable_offers_a_servers_functions_and_disable_withdraws_them() {
+    let home = mcp_home();
+    let mut s = home.spawn(&["chat", "alice"]);
+    expect(&mut s, "alice> ");
+    say(&mut s, "before", "ok", "alice> ");
+    say(
+        &mut s,
+        ".mcp enable nowhere",
+        "error: No MCP server named 'nowhere'. See .list mcp-servers",
+        "alice> ",
+    );
+    say(
+        &mut s,
+        ".mcp enable docs",
+        "(MCP server 'docs' enabled for this chat; its functions are offered from the next model call)",
+        "alice> ",
+    );
+    s.send_line(".list mcp-servers").expect("type");
+    expect(&mut s, "NAME     TRANSPORT  STATE");
+    expect(&mut s, "docs     stdio      enabled");
+    expect(&mut s, "alice> ");
+    s.send_line("/tools").expect("type");
+    expect(&mut s, "docs (tools, resources, prompts)");
+    expect(&mut s, "alice> ");
+    say(&mut s, "with docs", "ok", "alice> ");
+    say(
+        &mut s,
+        ".mcp disable docs",
+        "(MCP server 'docs' disabled for this chat)",
+        "alice> ",
+    );
+    say(&mut s, "after", "ok", "alice> ");
+    quit(&mut s, "/quit");
+    let requests = home.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(tool_names(&requests[0]).is_empty());
+    assert_eq!(
+        tool_names(&requests[1]),
+        [
+            "mcp_search_docs",
+            "mcp_describe_docs",
+            "mcp_invoke_docs",
+            "mcp_read_docs",
+            "mcp_prompt_docs"
+        ]
+    );
+    assert!(tool_names(&requests[2]).is_empty());
+}
+
+#[test]
+fn prompt_completion_is_staged_against_the_live_server() {
+    let home = mcp_home();
+    let mut s = home.spawn(&["chat", "alice", "--project", "review"]);
+    expect(&mut s, "alice@review> ");
+    // The chat's servers are connected for the first turn.
+    say(&mut s, "hello", "ok", "alice@review> ");
+    // `.prompt ` lists the connected servers that advertise prompts.
+    type_keys(&mut s, ".prompt ");
+    // With several candidates the first TAB completes what they share, the second lists them.
+    type_keys(&mut s, "\t\t");
+    expect(&mut s, "docs");
+    expect(&mut s, "failing");
+    clear_line(&mut s, "alice@review> ");
+    // E12: prompt names with their descriptions.
+    type_keys(&mut s, ".prompt docs ");
+    type_keys(&mut s, "\t\t");
+    expect(&mut s, "summarize_pr  -- Summarise a pull request.");
+    expect(&mut s, "two_step  -- Ask and answer about a topic.");
+    clear_line(&mut s, "alice@review> ");
+    // Then `key=` for each argument not yet typed, the required ones marked.
+    type_keys(&mut s, ".prompt docs summarize_pr ");
+    type_keys(&mut s, "\t\t");
+    expect(&mut s, "repo= (required)");
+    expect(&mut s, "number= (required)");
+    expect(&mut s, "style=");
+    clear_line(&mut s, "alice@review> ");
+    // One argument left to complete: the cursor lands after `=`, and the line runs.
+    type_keys(
+        &mut s,
+        ".prompt docs summarize_pr repo=katari style=long num",
+    );
+    type_keys(&mut s, "\t");
+    s.send_line("9").expect("type the value");
+    home.llm.push(Script::text("completed ok"));
+    expect(&mut s, "completed ok");
+    expect(&mut s, "alice@review> ");
+    quit(&mut s, "/quit");
+    let last = home.last_request();
+    assert_eq!(
+        users(&last).last().map(String::as_str),
+        Some("Summarise pull request 9 of katari in a long style.")
+    );
+}
+
+#[test]
+fn completion_against_a_silent_server_is_empty_and_starts_nothing() {
+    let home = mcp_home();
+    let marker = home.path().join("silent-started");
+    // Language mode: no server is running, and completion starts none.
+    let mut s = home.spawn(&["repl"]);
+    expect(&mut s, "kt> ");
+    type_keys(&mut s, ".prompt ");
+    type_keys(&mut s, "\t");
+    type_keys(&mut s, "silent ");
+    type_keys(&mut s, "\t");
+    type_keys(&mut s, "x");
+    let shown = clear_line(&mut s, "kt> ");
+    assert!(
+        !shown.contains("error") && !shown.contains("warning"),
+        "{shown:?}"
+    );
+    type_keys(&mut s, ".prompt secure ");
+    type_keys(&mut s, "\t");
+    let shown = clear_line(&mut s, "kt> ");
+    assert!(
+        !shown.contains("log in") && !shown.contains("http"),
+        "{shown:?}"
+    );
+    quit(&mut s, ".exit");
+    assert!(!marker.exists(), "completion started the silent server");
+
+    // E13: a connected server that never answers its prompt listing gives nothing, silently.
+    let mut s = home.spawn(&["chat", "alice", "--project", "quiet"]);
+    expect(&mut s, "alice@quiet> ");
+    s.send_line(".info").expect("type");
+    expect(&mut s, "silent (prompts)");
+    expect(&mut s, "alice@quiet> ");
+    assert!(marker.exists(), "the chat connects its server");
+    type_keys(&mut s, ".prompt silent ");
+    type_keys(&mut s, "\t");
+    // The query is given up after 2 s; the line is still there to edit.
+    std::thread::sleep(Duration::from_millis(2500));
+    type_keys(&mut s, "\t");
+    std::thread::sleep(Duration::from_millis(2500));
+    let shown = clear_line(&mut s, "alice@quiet> ");
+    assert!(
+        !shown.contains("error") && !shown.contains("warning") && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    say(&mut s, "still here", "ok", "alice@quiet> ");
+    quit(&mut s, "/quit");
 }

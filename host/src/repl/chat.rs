@@ -331,24 +331,20 @@ impl ChatMode {
         out(&lines.join("\n"));
     }
 
-    /// The servers enabled in this chat with what each offers.
-    pub fn servers(&self) -> Vec<(String, String)> {
+    /// The servers enabled in this chat with what each offers (connecting those not connected
+    /// yet, as the next turn would).
+    pub fn servers(&mut self) -> Vec<(String, String)> {
         self.chat
-            .lens
-            .project
-            .as_ref()
-            .map(|p| {
-                p.mcp_servers
-                    .iter()
-                    .map(|s| (s.clone(), "capabilities unknown".to_string()))
-                    .collect()
-            })
-            .unwrap_or_default()
+            .connected_servers()
+            .iter()
+            .map(|s| (s.name().to_string(), super::prompt::capabilities(s)))
+            .collect()
     }
 
     /// `.info` (§12.6.2).
     pub fn info(&mut self) {
         let script_tools = self.script_tools();
+        let servers = self.servers();
         let status = info::Status {
             lens: &self.chat.lens,
             thread_id: &self.chat.thread_id,
@@ -357,7 +353,7 @@ impl ChatMode {
             append: self.chat.overrides.append.is_some(),
             personality: self.chat.overrides.personality.as_deref(),
             temp_role: self.temp_role.is_some(),
-            servers: self.servers(),
+            servers,
             script_tools,
             usage: self.usage,
         };

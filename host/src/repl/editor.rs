@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use katari_lang::query;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
+use rustyline::config::BellStyle;
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
@@ -160,6 +161,8 @@ pub fn run(repl: &mut Repl<'_>) {
             config::EditMode::Vi => EditMode::Vi,
         })
         .completion_type(CompletionType::List)
+        // Completion that finds nothing is silent: no bell (§12.7.3).
+        .bell_style(BellStyle::None)
         .bracketed_paste(true)
         .auto_add_history(false)
         .build();

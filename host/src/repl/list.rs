@@ -152,7 +152,7 @@ fn servers(repl: &Repl<'_>, config: &crate::config::Config) {
     let enabled: Vec<String> = repl
         .chat
         .as_ref()
-        .map(|c| c.servers().into_iter().map(|(n, _)| n).collect())
+        .map(|c| c.chat.enabled_servers())
         .unwrap_or_default();
     let mut rows = vec![vec![
         "NAME".to_string(),

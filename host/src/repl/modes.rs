@@ -73,6 +73,9 @@ pub struct Repl<'r> {
     color: bool,
     /// Text to put in the next input line (`.undo`).
     pub initial: Option<String>,
+    /// The servers language mode's `.prompt` and `.list prompts` started, kept for the REPL's
+    /// life (chat mode uses the chat's own).
+    pub servers: Vec<crate::meta::MetaServer>,
 }
 
 impl<'r> Repl<'r> {
@@ -90,6 +93,7 @@ impl<'r> Repl<'r> {
             },
             color,
             initial: None,
+            servers: Vec::new(),
         }
     }
 
