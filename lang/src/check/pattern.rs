@@ -267,7 +267,9 @@ impl Checker<'_> {
         written
     }
 
-    /// The type of position `i` of every sequence member.
+    /// The type of position `i` of every sequence member. A position beyond a tuple's length
+    /// holds no value: like an absent key of a record pattern it reads `null`, so it is never a
+    /// non-null binding (the pattern cannot match such a tuple anyway, §9.12).
     fn position(&self, ty: &Ty, i: usize) -> Ty {
         if ty.is_error() {
             return Ty::error();
@@ -275,9 +277,12 @@ impl Checker<'_> {
         let mut out = Vec::new();
         for m in ty.members() {
             if let TyKind::Seq { prefix, rest } = &m.kind {
-                if let Some(t) = prefix.get(i).or(rest.as_deref()) {
-                    out.push(t.clone().with_attr(t.attr.join(m.attr).join(ty.attr)));
-                }
+                let t = prefix
+                    .get(i)
+                    .or(rest.as_deref())
+                    .cloned()
+                    .unwrap_or_else(Ty::null);
+                out.push(t.clone().with_attr(t.attr.join(m.attr).join(ty.attr)));
             } else if m.is_unknown() {
                 out.push(Ty::unknown().with_attr(m.attr.join(ty.attr)));
             }

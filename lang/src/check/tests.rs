@@ -175,3 +175,14 @@ fn a_residual_keeps_the_private_attribute_it_carries() {
     let arms = "data c(r: number)\ndata s(w: number)\nagent f(x: c of private | s) -> integer { match (x) {\n case c(r) -> 1\n case s(w) -> 2\n } }";
     assert_eq!(error_codes(arms), vec![Code::K3001]);
 }
+
+#[test]
+fn a_tuple_position_beyond_the_length_is_null() {
+    let src = "agent f(t: [integer, string]) -> integer { match (t) {\n case [a, b, c] -> string.length(value = c)\n case [a, b] -> a\n } }";
+    assert_eq!(error_codes(src), vec![Code::K3001]);
+    let nullable = "agent f(t: [integer, string]) -> integer { match (t) {\n case [a, b, c] -> { let n: integer | null = c\n 0 }\n case [a, b] -> a\n } }";
+    assert_eq!(error_codes(nullable), Vec::<Code>::new());
+    // Positions that further elements may fill keep their type.
+    let open = "agent f(t: array[integer]) -> integer { match (t) {\n case [a, b, c] -> c\n case _ -> 0\n } }";
+    assert_eq!(error_codes(open), Vec::<Code>::new());
+}
