@@ -103,8 +103,10 @@ pub fn markdown() -> String {
     let mut out = String::new();
     header(&mut out);
     for file in FILES {
-        if let Some(module) = program.module_by_name(file.module) {
-            module_section(&mut out, &program, &checked, module, file.module, file.text);
+        if let Some(module) = program.module_by_name(file.module)
+            && let Some(section) = module_markdown(&program, &checked, module)
+        {
+            out.push_str(&section);
         }
     }
     out
@@ -154,58 +156,74 @@ fn header(out: &mut String) {
     out.push('\n');
 }
 
-fn module_section(
-    out: &mut String,
-    program: &Program,
-    checked: &Checked,
-    module: ModuleId,
-    name: &str,
-    text: &str,
-) {
+/// The section of one module of a checked program: a heading, what the module is for, and every
+/// declaration as [`declaration_markdown`] renders it. `None` for a module the program lacks.
+pub fn module_markdown(program: &Program, checked: &Checked, module: ModuleId) -> Option<String> {
+    let loaded = program.module(module)?;
+    let name = loaded.name.as_str();
+    let mut out = String::new();
     let _ = writeln!(out, "## {name}\n");
     if let Some(intro) = intro(name) {
         let _ = writeln!(out, "{intro}\n");
     }
-    let _ = writeln!(
-        out,
-        "Qualifier: `{}`. Source: `prelude/kt/{}.kt`.\n",
-        qualifier(name),
-        name.replace('.', "/")
-    );
-    let Some(loaded) = program.module(module) else {
-        return;
-    };
-    let env = CheckedEnv::new(program, checked, Some(module));
+    if loaded.is_prelude {
+        let _ = writeln!(
+            out,
+            "Qualifier: `{}`. Source: `prelude/kt/{}.kt`.\n",
+            qualifier(name),
+            name.replace('.', "/")
+        );
+    }
     for (index, decl) in loaded.ast.decls.iter().enumerate() {
-        let Some(ident) = decl.name() else {
-            continue;
-        };
         let r = DeclRef {
             module,
             index: index as u32,
         };
-        let shown = if name == "prelude" {
-            format!("prelude.{}", ident.text)
-        } else {
-            format!("{}.{}", qualifier(name), ident.text)
-        };
-        let _ = writeln!(out, "### `{shown}`\n");
-        match decl {
-            Decl::Synonym(s) => {
-                let signature = katari_lang::query::signature_of(program, checked, r)
-                    .unwrap_or_else(|| format!("type {}", ident.text));
-                let _ = writeln!(out, "```text\n{signature}\n```\n");
-                if let Some(comment) = comment_above(text, s.span.start as usize) {
-                    let _ = writeln!(out, "{comment}\n");
-                }
-            }
-            _ => {
-                if let Some(doc) = doc_of(program, checked, r) {
-                    callable(out, checked, &env, decl, &doc);
-                }
-            }
+        if !matches!(decl, Decl::Import(_))
+            && let Some(text) = declaration_markdown(program, checked, r)
+        {
+            out.push_str(&text);
         }
     }
+    Some(out)
+}
+
+/// One declaration of a checked program, as the page shows it: a heading with the name as
+/// scripts write it (`array.map`, `prelude.throw`), the signature, the `@"…"` doc, then its
+/// effects, the payloads it throws and its documented parameters or fields. A synonym shows its
+/// definition and the `//` comment above it. `None` for imports and unknown declarations.
+///
+/// It reads only the program, so a tool that has already checked one with the prelude (the
+/// REPL's `.doc`) can show a declaration exactly as the reference does.
+pub fn declaration_markdown(program: &Program, checked: &Checked, decl: DeclRef) -> Option<String> {
+    let loaded = program.module(decl.module)?;
+    let ast = program.decl(decl)?;
+    let ident = ast.name()?;
+    let module = loaded.name.as_str();
+    let shown = if module == "prelude" || !loaded.is_prelude {
+        format!("{module}.{}", ident.text)
+    } else {
+        format!("{}.{}", qualifier(module), ident.text)
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "### `{shown}`\n");
+    match ast {
+        Decl::Synonym(synonym) => {
+            let signature = katari_lang::query::signature_of(program, checked, decl)
+                .unwrap_or_else(|| format!("type {}", ident.text));
+            let _ = writeln!(out, "```text\n{signature}\n```\n");
+            let text = &program.sources.get(loaded.file).text;
+            if let Some(comment) = comment_above(text, synonym.span.start as usize) {
+                let _ = writeln!(out, "{comment}\n");
+            }
+        }
+        _ => {
+            let doc = doc_of(program, checked, decl)?;
+            let env = CheckedEnv::new(program, checked, Some(decl.module));
+            callable(&mut out, checked, &env, ast, &doc);
+        }
+    }
+    Some(out)
 }
 
 /// The keyword a declaration is written with.

@@ -36,3 +36,39 @@ fn the_prelude_reference_is_up_to_date() {
         );
     }
 }
+
+#[test]
+fn a_checked_program_renders_declarations_as_the_page_does() {
+    use katari_lang::check::check_program;
+    use katari_lang::load::{MemoryFs, load_program};
+    use katari_prelude::natives::{RuntimeNatives, table};
+    use katari_prelude::reference::{declaration_markdown, markdown};
+
+    let text = "@\"Greets someone.\"\nagent greet(@\"Who to greet.\" name: string ?= \"you\") -> string with io {\n  console.print(text = name)\n  f\"hello, ${name}\"\n}\n";
+    let fs = MemoryFs::new().with("main.kt", text.as_bytes().to_vec());
+    let sources = katari_prelude::sources();
+    let program = load_program(std::path::Path::new("main.kt"), &fs, &sources);
+    let natives = table();
+    let checked = check_program(&program, &RuntimeNatives(&natives));
+    let find = |module: &str, name: &str| {
+        program
+            .decls()
+            .find(|(r, d)| {
+                program.module(r.module).is_some_and(|m| m.name == module)
+                    && d.name().is_some_and(|n| n.text == name)
+            })
+            .map(|(r, _)| r)
+            .expect("the declaration")
+    };
+    let own = declaration_markdown(&program, &checked, find("main", "greet")).expect("greet");
+    assert_eq!(
+        own,
+        "### `main.greet`\n\n```text\nagent greet(name?: string) -> string with io\n```\n\n\
+         Greets someone.\n\n- Effects: `io`\n- Parameters:\n  - `name: string` (default `\"you\"`) — Who to greet.\n\n"
+    );
+    let map = declaration_markdown(&program, &checked, find("prelude.array", "map")).expect("map");
+    assert!(
+        markdown().contains(&map),
+        "array.map reads as on the page:\n{map}"
+    );
+}
