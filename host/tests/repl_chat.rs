@@ -839,6 +839,9 @@ fn memory_stays_flat_over_a_chat_of_a_thousand_turns() {
 /// `failing` serves them too, but its prompt listing fails.
 const SDK_SERVER: &str = r#"
 import sys
+from typing import Annotated
+
+from pydantic import Field
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import AssistantMessage, UserMessage
@@ -857,7 +860,9 @@ server = Server(f"katari-repl-{KIND}")
 
 
 @server.prompt(description="Summarise a pull request.")
-def summarize_pr(repo: str, number: str, style: str = "short") -> str:
+def summarize_pr(
+    repo: str, number: Annotated[str, Field(description="The pull request number")], style: str = "short"
+) -> str:
     return f"Summarise pull request {number} of {repo} in a {style} style."
 
 
@@ -976,7 +981,9 @@ fn prompt_asks_for_missing_arguments_and_sends_the_rendered_text_verbatim() {
     // E04: the missing required argument is asked for, then the text is the user's message.
     s.send_line(".prompt docs summarize_pr repo=katari")
         .expect("type");
+    // The question, then the argument's description while nothing is typed.
     expect(&mut s, "number (required): ");
+    expect(&mut s, "The pull request number");
     s.send_line("42").expect("answer");
     expect(&mut s, "summary ok");
     expect(&mut s, "alice@review> ");
