@@ -1037,8 +1037,19 @@ fn the_readme_example_configuration_chats_and_its_tools_work() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/chat");
     let config =
         std::fs::read_to_string(root.join("config.toml")).expect("examples/chat/config.toml");
-    let home = Home::exact(&config.replace("http://127.0.0.1:8080/v1", "{url}"));
+    let peers = katari_tests::peers::peers_dir();
+    let home = Home::exact(
+        &config
+            .replace("http://127.0.0.1:8080/v1", "{url}")
+            .replace("../../.peers/", &format!("{}/", peers.display())),
+    );
     std::fs::copy(root.join("tools.kt"), home.path().join("tools.kt")).expect("copy tools.kt");
+    std::fs::create_dir(home.path().join("notes")).expect("notes folder");
+    std::fs::copy(
+        root.join("notes/todo.md"),
+        home.path().join("notes/todo.md"),
+    )
+    .expect("copy a note");
     home.llm.push(Script::tool_calls(vec![FakeCall::new(
         0,
         "w",
@@ -1058,8 +1069,15 @@ fn the_readme_example_configuration_chats_and_its_tools_work() {
     let requests = home.requests();
     assert_eq!(
         tool_names(&requests[0]),
-        vec!["kt_tools_convert_length", "kt_tools_word_count"]
+        vec![
+            "mcp_search_files",
+            "mcp_describe_files",
+            "mcp_invoke_files",
+            "kt_tools_convert_length",
+            "kt_tools_word_count"
+        ]
     );
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
     let result = requests[1]["messages"]
         .as_array()
         .expect("messages")

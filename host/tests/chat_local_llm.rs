@@ -119,7 +119,9 @@ fn the_model_calls_a_script_tool_and_answers_with_its_result() {
         .expect("katari get thread");
     let log: Value = serde_json::from_slice(&log.stdout).expect("JSON");
     let messages = log["messages"].as_array().expect("messages");
-    let call_id = messages[1]["tool_calls"][0]["id"].as_str().expect("a call id");
+    let call_id = messages[1]["tool_calls"][0]["id"]
+        .as_str()
+        .expect("a call id");
     assert_eq!(messages[2]["role"], "tool");
     assert_eq!(messages[2]["tool_call_id"], call_id);
     assert!(messages.iter().all(|m| m["status"] == "complete"), "{log}");
@@ -134,16 +136,38 @@ fn a_one_shot_turn_reports_usage_and_a_resumed_thread_sends_its_history() {
         dir.path(),
         &["helper", "-m", "My name is Ada. Say hello.", "--no-stream"],
     ));
-    assert!(first["reply"].as_str().is_some_and(|r| !r.trim().is_empty()), "{first}");
+    assert!(
+        first["reply"]
+            .as_str()
+            .is_some_and(|r| !r.trim().is_empty()),
+        "{first}"
+    );
     assert!(first["finish_reason"].is_string(), "{first}");
     let first_prompt = first["usage"]["prompt_tokens"].as_u64().expect("usage");
-    assert!(first["usage"]["completion_tokens"].as_u64().is_some_and(|n| n > 0), "{first}");
+    assert!(
+        first["usage"]["completion_tokens"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{first}"
+    );
     let id = first["thread_id"].as_str().expect("thread id");
     let second = json(&chat(
         dir.path(),
-        &["helper", "--thread", id, "-m", "What is my name?", "--no-stream"],
+        &[
+            "helper",
+            "--thread",
+            id,
+            "-m",
+            "What is my name?",
+            "--no-stream",
+        ],
     ));
-    assert!(second["reply"].as_str().is_some_and(|r| !r.trim().is_empty()), "{second}");
+    assert!(
+        second["reply"]
+            .as_str()
+            .is_some_and(|r| !r.trim().is_empty()),
+        "{second}"
+    );
     let second_prompt = second["usage"]["prompt_tokens"].as_u64().expect("usage");
     let first_reply = first["usage"]["completion_tokens"].as_u64().expect("usage");
     // The second request carries the first turn: its prompt holds at least the first prompt and
@@ -151,5 +175,79 @@ fn a_one_shot_turn_reports_usage_and_a_resumed_thread_sends_its_history() {
     assert!(
         second_prompt >= first_prompt + first_reply,
         "the earlier turn did not reach the model: {first_prompt} + {first_reply} > {second_prompt}"
+    );
+}
+
+#[test]
+fn the_model_calls_a_real_mcp_servers_meta_function_and_the_result_is_paired() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let peer = start_local_llm();
+    let dir = home(&peer);
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).expect("notes folder");
+    std::fs::write(notes.join("todo.md"), "- water the plants\n").expect("a note");
+    let entry = katari_tests::peers::peers_dir()
+        .join("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(
+        entry.exists(),
+        "server-filesystem is missing: run tests/peers/install.sh"
+    );
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).expect("config");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "{}\n[project.notes]\nllm = \"local\"\nmcp_servers = [\"files\"]\n\n\
+             [mcp.files]\ncommand = \"node\"\nargs = [{}, {}]\n",
+            config,
+            serde_json::to_string(&entry.display().to_string()).expect("path"),
+            serde_json::to_string(&notes.display().to_string()).expect("path"),
+        ),
+    )
+    .expect("config");
+    let out = chat(
+        dir.path(),
+        &[
+            "--project",
+            "notes",
+            "--temperature",
+            "0",
+            "--seed",
+            "42",
+            "--max-tokens",
+            "128",
+            "-m",
+            "Search the files server for tools to read files.",
+            "--no-stream",
+        ],
+    );
+    let v = json(&out);
+    let calls = v["tool_calls"].as_array().expect("tool_calls");
+    assert!(!calls.is_empty(), "the model called no function: {v}");
+    let name = calls[0]["name"].as_str().expect("a name");
+    assert!(
+        ["mcp_search_files", "mcp_describe_files", "mcp_invoke_files"].contains(&name),
+        "{v}"
+    );
+    assert!(calls[0]["arguments"].is_object(), "arguments parse: {v}");
+    // The next request pairs the call with its result: the thread stores them in that order.
+    let id = v["thread_id"].as_str().expect("thread id");
+    let log = Command::new(env!("CARGO_BIN_EXE_katari"))
+        .args(["--no-workspace", "get", "thread", id, "--json"])
+        .env("KATARI_HOME", dir.path())
+        .output()
+        .expect("katari get thread");
+    let log: Value = serde_json::from_slice(&log.stdout).expect("JSON");
+    let messages = log["messages"].as_array().expect("messages");
+    let call = &messages[1]["tool_calls"][0];
+    assert_eq!(call["name"], name);
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["tool_call_id"], call["id"]);
+    assert!(
+        !messages[2]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"error\""),
+        "the first call succeeded: {}",
+        messages[2]["content"]
     );
 }

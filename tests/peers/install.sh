@@ -4,7 +4,8 @@
 # for the conformance suite, Python virtual environments for the Python SDK and fastmcp, and a
 # local LLM (llama.cpp's server and a small model) for the chat host.
 # Idempotent: a stamp records what was installed; change this file to reinstall.
-# `install.sh --llm` installs only the local LLM (scripts/local-llm.sh runs it).
+# `install.sh --llm` installs only the local LLM and the chat example's MCP server
+# (scripts/local-llm.sh runs it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 peers="${KATARI_PEERS:-$root/.peers}"
@@ -73,8 +74,22 @@ PY
   echo "$key" > "$dir/.stamp"
 }
 
+# The MCP server of the chat example (examples/chat/config.toml): server-filesystem, also
+# installed by `--llm` so that scripts/local-llm.sh prepares everything the example uses.
+install_demo_server() {
+  local entry="$peers/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+  [[ -f "$entry" ]] && return 0
+  mkdir -p "$peers/npm"
+  (
+    cd "$peers/npm"
+    [[ -f package.json ]] || echo '{"name":"katari-peers","private":true}' > package.json
+    npm install --no-audit --no-fund --silent @modelcontextprotocol/server-filesystem@2026.8.31
+  )
+}
+
 if [[ "${1:-}" == "--llm" ]]; then
   install_llm
+  install_demo_server
   exit 0
 fi
 install_llm
