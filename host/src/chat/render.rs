@@ -19,11 +19,13 @@ pub struct Renderer {
     pub stream_text: bool,
     /// Dim tool lines and notices.
     pub color: bool,
+    /// Draw the spinner while waiting for the model (never in the REPL's plain mode, §12.1.3).
+    pub spinner: bool,
     stdout_terminal: bool,
     /// Reply text on a terminal: an escape sequence split across two deltas is held back until
     /// it is whole, so sanitising never sees half of one.
     held: Held,
-    spinner: Option<Spinner>,
+    spinner_line: Option<Spinner>,
     /// The last text written to stdout did not end a line.
     open_line: bool,
 }
@@ -33,9 +35,10 @@ impl Renderer {
         Renderer {
             stream_text,
             color,
+            spinner: true,
             stdout_terminal: std::io::stdout().is_terminal(),
             held: Held::default(),
-            spinner: None,
+            spinner_line: None,
             open_line: false,
         }
     }
@@ -45,7 +48,9 @@ impl Renderer {
         match event {
             Event::Request { .. } => {
                 self.stop_spinner();
-                self.spinner = Some(Spinner::start("waiting for the model"));
+                if self.spinner {
+                    self.spinner_line = Some(Spinner::start("waiting for the model"));
+                }
             }
             Event::Text(text) => {
                 self.stop_spinner();
@@ -117,7 +122,7 @@ impl Renderer {
     }
 
     fn stop_spinner(&mut self) {
-        if let Some(s) = self.spinner.take() {
+        if let Some(s) = self.spinner_line.take() {
             s.stop();
         }
     }

@@ -17,7 +17,7 @@
 )]
 
 mod args;
-mod catalog;
+pub mod catalog;
 mod describe;
 mod invoke;
 mod prompt;
@@ -495,6 +495,28 @@ impl MetaServer {
             revision,
         });
         Ok((catalog, true))
+    }
+
+    /// Every prompt the server lists, all pages, as catalogued (metadata clamped, arguments
+    /// declared); `Ok(None)` when the server does not offer prompts, `Err` when the listing
+    /// failed. The REPL's `.list prompts` and `.prompt` completion use it.
+    pub async fn prompts(&self) -> Result<Option<Vec<catalog::Entry>>, ToolError> {
+        let handshake = self.handshake_now().await?;
+        if !handshake.prompts {
+            return Ok(None);
+        }
+        let (catalog, _) = self.catalog(false).await?;
+        if let Some(failure) = catalog.failure(catalog::Kind::Prompt) {
+            return Err(ToolError::new(ErrorKind::ServerError, failure.to_string()));
+        }
+        Ok(Some(
+            catalog
+                .entries
+                .iter()
+                .filter(|e| e.kind == catalog::Kind::Prompt)
+                .cloned()
+                .collect(),
+        ))
     }
 
     fn allowed(&self, tool: &str) -> bool {

@@ -80,6 +80,8 @@ impl ChatMode {
     pub fn send(&mut self, runtime: &tokio::runtime::Runtime, message: &str) -> bool {
         let chat = &mut self.chat;
         let mut renderer = Renderer::new(chat.stream, chat.color());
+        // Plain mode (stdin not a terminal) draws no spinner (§12.1.3).
+        renderer.spinner = std::io::stdin().is_terminal();
         match chat.turn(runtime, message, &mut renderer) {
             Ended::Answered(outcome) => {
                 if !chat.stream && !outcome.reply.is_empty() {

@@ -339,48 +339,33 @@ struct Listing {
     unavailable: Option<String>,
 }
 
-/// The prompts of `server` through `mcp_search_S` with an empty query, which returns the first
-/// entries of its catalog in catalog order (at most 20: the search's cap), with each prompt's
-/// arguments and the listing's failure in `unavailable`.
+/// The prompts of `server`, every page of its listing, with each prompt's arguments; a failed
+/// listing is reported in `unavailable`.
 async fn listing(server: &MetaServer) -> Result<Listing, ToolError> {
-    let function = format!("mcp_search_{}", server.sanitised());
-    let text = server
-        .call(&function, json!({"query": "", "top_k": 20}))
-        .await?;
-    let found: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    let prompts = found["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["kind"] == "prompt")
-        .filter_map(|r| {
-            Some(PromptInfo {
-                name: r["id"].as_str()?.to_string(),
-                description: r["description"].as_str().map(str::to_string),
-                arguments: r["arguments"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|a| {
-                        Some((
-                            a["name"].as_str()?.to_string(),
-                            a["required"].as_bool().unwrap_or(false),
-                        ))
-                    })
-                    .collect(),
-            })
-        })
-        .collect();
-    let unavailable = found["unavailable"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|u| u["kind"] == "prompt")
-        .and_then(|u| u["error"].as_str().map(str::to_string));
-    Ok(Listing {
-        prompts,
-        unavailable,
-    })
+    match server.prompts().await {
+        Ok(prompts) => Ok(Listing {
+            prompts: prompts
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| PromptInfo {
+                    name: p.raw_id,
+                    description: p.description,
+                    arguments: p
+                        .arguments
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| (a.name, a.required))
+                        .collect(),
+                })
+                .collect(),
+            unavailable: None,
+        }),
+        Err(e) if e.kind == katari_chat::tools::ErrorKind::ServerError => Ok(Listing {
+            prompts: Vec::new(),
+            unavailable: Some(e.message),
+        }),
+        Err(e) => Err(e),
+    }
 }
 
 /// `.list prompts` (§12.6): SERVER, NAME, DESCRIPTION, ARGS over the chat's enabled servers
