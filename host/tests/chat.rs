@@ -67,6 +67,13 @@ llm = "fake"
         self.dir.path()
     }
 
+    /// Writes `secrets.toml` (mode 0600, as katari requires).
+    fn secrets(&self, text: &str) {
+        let file = self.path().join("secrets.toml");
+        std::fs::write(&file, text).expect("write secrets.toml");
+        set_mode(&file, 0o600);
+    }
+
     fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.path().join(name);
         std::fs::write(&p, text).expect("write a file");
@@ -447,8 +454,7 @@ fn h09_top_k_is_not_sent_and_flags_override_default_params() {
 #[test]
 fn h10_reply_on_stdout_tool_lines_on_stderr_without_escapes() {
     let home = Home::new("");
-    std::fs::write(home.path().join("secrets.toml"), "TOKEN = \"s3cret\"\n").expect("secrets");
-    set_mode(&home.path().join("secrets.toml"), 0o600);
+    home.secrets("TOKEN = \"s3cret\"\n");
     home.llm.push(Script::text_and_tool_calls(
         "Let me look.",
         vec![FakeCall::new(0, "c1", "get_secret", r#"{"key":"TOKEN"}"#)],
@@ -620,8 +626,7 @@ fn h14_a_thread_resumed_under_the_wrong_owner_is_refused() {
 #[test]
 fn h18_duplicates_run_once_and_a_third_identical_call_is_refused() {
     let home = Home::new("");
-    std::fs::write(home.path().join("secrets.toml"), "K = \"v\"\n").expect("secrets");
-    set_mode(&home.path().join("secrets.toml"), 0o600);
+    home.secrets("K = \"v\"\n");
     let call = |id: &str| FakeCall::new(0, id, "get_secret", r#"{"key":"K"}"#);
     // One round with two identical calls and an unknown function.
     home.llm.push(Script::tool_calls(vec![
@@ -666,8 +671,7 @@ fn h18_duplicates_run_once_and_a_third_identical_call_is_refused() {
 #[test]
 fn h19_round_limit_and_arguments_cut_by_length() {
     let home = Home::new("");
-    std::fs::write(home.path().join("secrets.toml"), "K = \"v\"\n").expect("secrets");
-    set_mode(&home.path().join("secrets.toml"), 0o600);
+    home.secrets("K = \"v\"\n");
     for i in 0..3 {
         let args = format!(r#"{{"key":"K{i}"}}"#);
         home.llm.push(Script::tool_calls(vec![FakeCall::new(
@@ -713,8 +717,7 @@ fn h19_round_limit_and_arguments_cut_by_length() {
     );
 
     let home = Home::new("");
-    std::fs::write(home.path().join("secrets.toml"), "K = \"v\"\n").expect("secrets");
-    set_mode(&home.path().join("secrets.toml"), 0o600);
+    home.secrets("K = \"v\"\n");
     home.llm.push(
         Script::tool_calls(vec![FakeCall::new(0, "cut", "get_secret", r#"{"key":"K"#)])
             .finish("length"),
@@ -798,8 +801,7 @@ fn h20_retries_dropped_streams_and_trimming() {
 #[test]
 fn h21_secrets_are_offered_only_when_allowed() {
     let home = Home::new("");
-    std::fs::write(home.path().join("secrets.toml"), "TOKEN = \"s3cret\"\n").expect("secrets");
-    set_mode(&home.path().join("secrets.toml"), 0o600);
+    home.secrets("TOKEN = \"s3cret\"\n");
     let out = home.chat(&["alice", "-m", "hi"]);
     assert_eq!(status(&out), 0, "{}", stderr(&out));
     assert!(home.requests()[0].get("tools").is_none());
@@ -1091,8 +1093,7 @@ fn the_readme_example_configuration_chats_and_its_tools_work() {
 #[test]
 fn h16_every_request_pairs_calls_after_failures_limits_and_resumes() {
     let home = Home::new("");
-    std::fs::write(home.path().join("secrets.toml"), "K = \"v\"\n").expect("secrets");
-    set_mode(&home.path().join("secrets.toml"), 0o600);
+    home.secrets("K = \"v\"\n");
     let call =
         |id: &str, key: &str| FakeCall::new(0, id, "get_secret", &format!(r#"{{"key":"{key}"}}"#));
     // Turn 1: a tool round, then the stream drops: the turn fails and is never sent again.

@@ -571,7 +571,9 @@ impl Chat {
     }
 }
 
-/// `-m`: one turn, the reply on stdout, then `(thread: ID)` (§7.8).
+/// `-m`: one turn, the reply on stdout, then `(thread: ID)`; with `--no-stream` one JSON object
+/// instead (§7.8). Returns the exit status: 0, 1 for a failed turn, 2 for a turn that could not
+/// start, 130 for Ctrl-C.
 fn one_shot(
     chat: &mut Chat,
     runtime: &tokio::runtime::Runtime,
@@ -581,73 +583,50 @@ fn one_shot(
     let mut renderer = Renderer::new(!no_stream, chat.color);
     let ended = chat.turn(runtime, message, &mut renderer);
     let thread = chat.thread_id.clone();
+    let (status, failure) = match &ended {
+        Ended::Answered(_) => (0, None),
+        Ended::Failed(m) => (
+            1,
+            Some(format!("error: {}", katari_runtime::mcp::text::sanitize(m))),
+        ),
+        // Already worded (script diagnostics end with their fix line).
+        Ended::Refused(m) => (2, Some(m.clone())),
+        Ended::Cancelled => (130, None),
+    };
     if no_stream {
-        let (object, status) = match &ended {
-            Ended::Answered(o) => (
-                json!({
-                    "thread_id": thread,
-                    "agent": chat.lens.agent_name(),
-                    "project": chat.lens.project_name(),
-                    "llm": chat.lens.llm.name,
-                    "model": chat.lens.model,
-                    "reply": o.reply,
-                    "tool_calls": o.tool_calls.iter().map(|c| json!({
-                        "id": c.id, "name": c.name, "arguments": c.arguments, "is_error": c.is_error,
-                    })).collect::<Vec<Value>>(),
-                    "usage": o.usage.map(|u| json!({
-                        "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
-                    })),
-                    "finish_reason": o.finish_reason,
-                }),
-                0,
-            ),
-            Ended::Failed(m) | Ended::Refused(m) => (
-                json!({"thread_id": thread, "error": {"message": m}}),
-                if matches!(ended, Ended::Refused(_)) {
-                    2
-                } else {
-                    1
-                },
-            ),
-            Ended::Cancelled => (
-                json!({"thread_id": thread, "error": {"message": "the turn was cancelled"}}),
-                130,
-            ),
+        let object = match &ended {
+            Ended::Answered(o) => json!({
+                "thread_id": thread,
+                "agent": chat.lens.agent_name(),
+                "project": chat.lens.project_name(),
+                "llm": chat.lens.llm.name,
+                "model": chat.lens.model,
+                "reply": o.reply,
+                "tool_calls": o.tool_calls.iter().map(|c| json!({
+                    "id": c.id, "name": c.name, "arguments": c.arguments, "is_error": c.is_error,
+                })).collect::<Vec<Value>>(),
+                "usage": o.usage.map(|u| json!({
+                    "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+                })),
+                "finish_reason": o.finish_reason,
+            }),
+            Ended::Failed(m) | Ended::Refused(m) => {
+                json!({"thread_id": thread, "error": {"message": m}})
+            }
+            Ended::Cancelled => {
+                json!({"thread_id": thread, "error": {"message": "the turn was cancelled"}})
+            }
         };
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{object}");
         let _ = out.flush();
-        match &ended {
-            Ended::Failed(m) => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "error: {}",
-                    katari_runtime::mcp::text::sanitize(m)
-                );
-            }
-            Ended::Refused(m) => {
-                let _ = writeln!(std::io::stderr(), "{m}");
-            }
-            _ => {}
-        }
-        return status;
     }
-    let status = match &ended {
-        Ended::Answered(_) => 0,
-        Ended::Failed(m) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "error: {}",
-                katari_runtime::mcp::text::sanitize(m)
-            );
-            1
-        }
-        Ended::Refused(m) => {
-            let _ = writeln!(std::io::stderr(), "{m}");
-            2
-        }
-        Ended::Cancelled => 130,
-    };
-    let _ = writeln!(std::io::stderr(), "(thread: {thread})");
+    let mut err = std::io::stderr().lock();
+    if let Some(line) = failure {
+        let _ = writeln!(err, "{line}");
+    }
+    if !no_stream {
+        let _ = writeln!(err, "(thread: {thread})");
+    }
     status
 }
