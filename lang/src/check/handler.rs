@@ -311,6 +311,13 @@ impl Checker<'_> {
                         .set_help("a clause names a request declared with `request …`, or the ambient `panic`");
                     (None, Ty::error())
                 }
+                Some(Resolution::Local(_)) => {
+                    let name = &clause.name.text;
+                    self.error(Code::K3017, ctx.file, clause.name.span, format!("`{name}` is a local value, not a request, so no clause can handle it"))
+                        .set_label("not a request")
+                        .set_help("a clause names a request declared with `request …`, or the ambient `panic`; a local of the same name hides a request");
+                    (None, Ty::error())
+                }
                 _ => (None, Ty::error()),
             };
             self.clause_params(ctx, clause, params.as_deref());

@@ -186,3 +186,9 @@ fn a_tuple_position_beyond_the_length_is_null() {
     let open = "agent f(t: array[integer]) -> integer { match (t) {\n case [a, b, c] -> c\n case _ -> 0\n } }";
     assert_eq!(error_codes(open), Vec::<Code>::new());
 }
+
+#[test]
+fn a_clause_naming_a_local_value_is_k3017() {
+    let src = "request tick() -> integer\nagent f(tick: integer) -> integer {\n  use handler { request tick() { next 1 } }\n  1\n}\n";
+    assert_eq!(error_codes(src), vec![Code::K3017]);
+}

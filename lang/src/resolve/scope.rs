@@ -144,6 +144,112 @@ impl Resolver<'_> {
         self.push_undefined(d, name);
     }
 
+    /// What a handler clause's `[q.]name` refers to (`language.md` §9.19). A clause names a
+    /// request; a name that denotes anything else is the checker's K3017 once resolved (a local
+    /// value, a data constructor, an agent), and one that denotes no value at all — a generic
+    /// parameter, a type, a module, or nothing in scope or in the module — is K3017 here. Only an
+    /// unknown qualifier is an undefined name (K2001, K2004), being a mistake of its own.
+    pub(super) fn clause_request(&mut self, clause: &ast::Clause) -> Option<Resolution> {
+        let name = &clause.name;
+        let what = match &clause.qualifier {
+            None => match self.lookup_value(&name.text) {
+                Some(Hit::Found(r)) => {
+                    self.record(name.span, r);
+                    return Some(r);
+                }
+                Some(Hit::Failed) => return None,
+                None => match self.lookup_type(&name.text) {
+                    Some(Hit::Found(Resolution::Generic(_))) => {
+                        format!("`{}` is a generic parameter, not a request", name.text)
+                    }
+                    Some(_) => format!("`{}` is a type, not a request", name.text),
+                    None if self.lookup_qualifier(&name.text).is_some() => {
+                        format!("`{}` is a module, not a request", name.text)
+                    }
+                    None => format!("no request named `{}` is in scope", name.text),
+                },
+            },
+            Some(q) => {
+                let Some(Hit::Found(m)) = self.lookup_qualifier(&q.text) else {
+                    // Reports the qualifier (or stays silent after a failed import).
+                    return self.qualified_or_bare(Some(q), name, Ns::Value);
+                };
+                self.record(q.span, Resolution::Module(m));
+                let interface = self.interface(m)?;
+                if let Some(d) = interface.values.get(&name.text).copied() {
+                    self.record(name.span, Resolution::Global(d));
+                    return Some(Resolution::Global(d));
+                }
+                let is_type = interface.types.contains_key(&name.text);
+                if self.cascade_in(m, &name.text) {
+                    return None;
+                }
+                if is_type {
+                    format!("`{}.{}` is a type, not a request", q.text, name.text)
+                } else {
+                    let module = self
+                        .modules
+                        .get(m.index())
+                        .map(|m| m.name.clone())
+                        .unwrap_or_default();
+                    format!("module `{module}` has no request `{}`", name.text)
+                }
+            }
+        };
+        let mut d = Diagnostic::new(
+            Code::K3017,
+            format!("{what}, so no clause can handle it"),
+            self.file,
+            name.span,
+        )
+        .with_label("not a request");
+        d = match self.closest_request(clause) {
+            Some(c) => d.with_help(format!("did you mean `{c}`?")),
+            None => d.with_help(
+                "a clause names a request declared with `request …`, or the ambient `panic`",
+            ),
+        };
+        self.push_undefined(d, &name.text);
+        None
+    }
+
+    /// The request whose name is closest to a clause's, among those it could name the same way
+    /// (unqualified: in scope; qualified: in that module).
+    fn closest_request(&self, clause: &ast::Clause) -> Option<String> {
+        let is_request = |d: DeclRef| {
+            self.modules
+                .get(d.module.index())
+                .and_then(|m| m.ast.decls.get(d.index as usize))
+                .is_some_and(|decl| matches!(decl, Decl::Request(_)))
+        };
+        let candidates: Vec<String> = match &clause.qualifier {
+            None => self
+                .visible_names(Ns::Value)
+                .into_iter()
+                .filter(|n| {
+                    matches!(self.lookup_value(n), Some(Hit::Found(Resolution::Global(d))) if is_request(d))
+                })
+                .map(str::to_string)
+                .collect(),
+            Some(q) => {
+                let Some(Hit::Found(m)) = self.lookup_qualifier(&q.text) else {
+                    return None;
+                };
+                self.interface(m)?
+                    .values
+                    .iter()
+                    .filter(|(_, d)| is_request(**d))
+                    .map(|(n, _)| n.clone())
+                    .collect()
+            }
+        };
+        let c = closest(&clause.name.text, candidates.iter().map(String::as_str))?;
+        Some(match &clause.qualifier {
+            Some(q) => format!("{}.{c}", q.text),
+            None => c.to_string(),
+        })
+    }
+
     /// K2001 for an unqualified name, with the most helpful hint available.
     pub(super) fn undefined(&mut self, ns: Ns, name: &Ident) {
         let what = match ns {

@@ -828,10 +828,19 @@ agent f() {
         p.names.value(ModuleId(0), "tick").map(Resolution::Global)
     );
     assert!(matches!(res(&p, "msg", 0), Some(Resolution::Local(_))));
-    assert_eq!(
-        codes("agent f() { use handler { request tock() { next null } }\n 1 }"),
-        vec![Code::K2001]
+    // A clause name that denotes no value is K3017 (§9.19): nothing in scope, a generic, a
+    // type, a module, or no such member of the module.
+    for clause in ["tock", "T", "box", "string", "string.nope", "json.json"] {
+        let src = format!(
+            "type box = integer\nagent f[T]() {{ use handler {{ request {clause}() {{ next null }} }}\n 1 }}"
+        );
+        assert_eq!(codes(&src), vec![Code::K3017], "{clause}");
+    }
+    let (_, help) = first(
+        "request tick() -> null\nagent f() { use handler { request tock() { next null } }\n 1 }",
     );
+    assert_eq!(help.as_deref(), Some("did you mean `tick`?"));
+    // An unknown qualifier is an undefined name of its own.
     assert_eq!(
         codes("agent f() { use handler { request nope.tock() { next null } }\n 1 }"),
         vec![Code::K2001]

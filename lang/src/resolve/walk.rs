@@ -754,7 +754,7 @@ impl Resolver<'_> {
                 self.record(clause.name.span, Resolution::AmbientPanic);
                 "ambient panic".to_string()
             } else {
-                match self.qualified_or_bare(clause.qualifier.as_ref(), &clause.name, Ns::Value) {
+                match self.clause_request(clause) {
                     Some(r) => format!("{r:?}"),
                     None => match &clause.qualifier {
                         Some(q) => format!("{}.{}", q.text, clause.name.text),
