@@ -225,7 +225,7 @@ mod tests {
         let mut held = Held::default();
         let text = "a \u{1b}]0;title\u{7}b \u{1b}[31mred\u{1b}[0m end";
         let mut shown = String::new();
-        for piece in text.split_inclusive(|c: char| c == ';' || c == '[' || c == '3') {
+        for piece in text.split_inclusive([';', '[', '3']) {
             shown.push_str(&sanitize(&held.push(piece)));
         }
         assert_eq!(shown, "a b red end");
