@@ -3,7 +3,6 @@
 //! Exit statuses follow `host.md` §2.2: 0 success, 1 something outside the command line failed
 //! (here: output could not be written), 2 usage errors and programs with errors.
 
-mod atomic;
 mod chat;
 mod check;
 mod cli;

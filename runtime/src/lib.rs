@@ -1,6 +1,7 @@
 //! The katari runtime: values, the lowered program, the evaluator with its handlers, and the
 //! interface natives implement.
 
+pub mod atomic;
 pub mod callable;
 pub mod control;
 pub mod eval;

@@ -243,7 +243,7 @@ impl<'c> Edits<'c> {
             ))
         })?;
         for (path, text) in &changed {
-            crate::atomic::write_atomic(path, text.as_bytes())
+            katari_runtime::atomic::write_atomic(path, text.as_bytes())
                 .map_err(|e| EditError::io(format!("cannot write {}: {e}", path.display())))?;
         }
         Ok(after)

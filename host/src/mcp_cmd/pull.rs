@@ -102,9 +102,11 @@ fn pull(opts: &PullOptions) -> Result<String, Fail> {
     })?;
 
     let generated = bindings::generate(&opts.url, &command_line(opts, &headers), &listing);
-    write_atomically(&opts.out, generated.text.as_bytes()).map_err(|e| Fail {
-        code: 1,
-        message: format!("cannot write {shown}: {e}"),
+    katari_runtime::atomic::write_atomic(&opts.out, generated.text.as_bytes()).map_err(|e| {
+        Fail {
+            code: 1,
+            message: format!("cannot write {shown}: {e}"),
+        }
     })?;
     Ok(format!(
         "Wrote {shown}: {} tools ({} with typed output).",
@@ -183,34 +185,6 @@ fn command_line(opts: &PullOptions, headers: &[(String, String)]) -> String {
         line.push_str(&format!(" --oauth {name}"));
     }
     line
-}
-
-/// Writes `bytes` to a temporary file in `target`'s folder, flushes it and renames it over
-/// `target` (`host.md` §3.3.3), so a reader never sees a partial file. A replaced file keeps
-/// its mode.
-fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "bindings.kt".to_string());
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        if let Ok(previous) = std::fs::metadata(target) {
-            std::fs::set_permissions(&temp, previous.permissions())?;
-        }
-        std::fs::rename(&temp, target)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
 }
 
 #[cfg(test)]

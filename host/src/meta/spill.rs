@@ -3,16 +3,17 @@
 //! `mcp-resources/SERVER/SHA256.EXT` in the cache folder, and the model gets a small object
 //! naming the file.
 //!
-//! **Invariant:** a visible spill file is always complete. Each write goes to a temporary file
-//! in the same folder (created 0600 by `tempfile`) and is renamed into place only if no file of
-//! that name exists; a writer that loses the race drops its temporary file and refreshes the
-//! winner's modification time, so the same content always ends at the same path, once.
+//! **Invariant:** a visible spill file is always complete. Each write goes through
+//! [`katari_runtime::atomic::write_new`]: a temporary file of its own in the same folder (0600),
+//! renamed into place only if no file of that name exists; a writer that loses the race drops
+//! its temporary file and refreshes the winner's modification time, so the same content always
+//! ends at the same path, once.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use base64::Engine as _;
+use katari_runtime::atomic;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -63,34 +64,21 @@ impl Spill {
             .map(|b| format!("{b:02x}"))
             .collect();
         let dir = self.root.join(server);
-        create_private_dir(&dir)?;
+        atomic::create_private_dir(&dir)?;
         let path = dir.join(format!("{sha256}.{}", extension(mime)));
         let saved = Saved {
             path: path.clone(),
             sha256,
             size: bytes.len() as u64,
         };
-        if path.is_file() {
+        if atomic::write_new(&path, bytes)? {
+            self.evict(&path);
+        } else {
+            // Written before, or by another writer a moment ago: the same content, so the file
+            // stays and counts as new for eviction.
             touch(&path)?;
-            return Ok(saved);
         }
-        let mut temp = tempfile::NamedTempFile::new_in(&dir)?;
-        temp.write_all(bytes)?;
-        temp.as_file().sync_all()?;
-        match temp.persist_noclobber(&path) {
-            Ok(_) => {
-                self.evict(&path);
-                Ok(saved)
-            }
-            // Another writer won the race with the same content: its file stays, ours goes
-            // (dropping the temporary file removes it).
-            Err(e) if path.is_file() => {
-                drop(e);
-                touch(&path)?;
-                Ok(saved)
-            }
-            Err(e) => Err(e.error),
-        }
+        Ok(saved)
     }
 
     /// Deletes the oldest files until the tree fits its bound, never `keep`. Failures are
@@ -106,7 +94,11 @@ impl Spill {
             };
             for entry in entries.flatten() {
                 // Other writers' temporary files are not theirs to lose.
-                if entry.file_name().to_string_lossy().starts_with(".tmp") {
+                if entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(atomic::TEMP_PREFIX)
+                {
                     continue;
                 }
                 let Ok(meta) = entry.metadata() else {
@@ -140,17 +132,6 @@ impl Spill {
 /// Refreshes a file's modification time (a reused spill file counts as new for eviction).
 fn touch(path: &Path) -> std::io::Result<()> {
     std::fs::File::open(path)?.set_modified(SystemTime::now())
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 /// The file extension of a claimed MIME type (§10.8.4's fixed table; parameters such as

@@ -3,8 +3,8 @@
 //! so the chat host can pass an in-bounds tool result to the model byte for byte (`host.md`
 //! §10.6.2) instead of rmcp's re-serialisation of its typed model.
 //!
-//! The tap sees every message the server sends: stdio lines through [`TapReader`], Streamable
-//! HTTP events through [`TapClient`], and legacy HTTP+SSE events in [`super::sse`]. It only
+//! The tap sees every message the server sends: stdio lines through `TapReader`, Streamable
+//! HTTP events through `TapClient`, and legacy HTTP+SSE events in [`super::sse`]. It only
 //! copies a message while some request is watching, and forgets everything when the last watch
 //! ends, so it holds no memory between raw requests.
 
