@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::Engine;
+use katari_runtime::mcp::oauth::address::Reach;
 use katari_runtime::mcp::oauth::{self, ClientAuth, TokenError};
+use katari_runtime::mcp::text::sanitize_line;
 use serde_json::{Value, json};
 use sha2::Digest;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
 
 use crate::cli::{LoginArgs, McpCommand};
@@ -105,15 +106,11 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// Server-provided text made safe for a one-line terminal message (`host.md` §2.4): control
-/// characters (escape sequences lose their `ESC`, line ends become spaces) are dropped.
+/// Server-provided text made safe for a one-line terminal message: the one sanitiser of
+/// `host.md` §2.4 (escape sequences, C1 and C0 controls removed), line ends as spaces, cut to
+/// 300 characters.
 fn printable(text: &str) -> String {
-    let one_line: String = text
-        .chars()
-        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .filter(|c| !c.is_control())
-        .collect();
-    one_line.chars().take(300).collect()
+    sanitize_line(text).chars().take(300).collect()
 }
 
 fn login(args: &LoginArgs, paths: &Paths) -> Result<(), Fail> {
@@ -166,8 +163,15 @@ struct Challenge {
 
 impl Login<'_> {
     async fn flow(&self) -> Result<Value, Fail> {
-        let http = discovery_client();
+        // Where discovery and token requests may go (docs/oauth.md, "Addresses").
+        let reach = Reach::of(&self.url).await;
+        allowed(reach, "--url", self.url.as_str())?;
+        let http = reach.client(5);
         let challenge = self.probe(&http).await?;
+        if let Some(url) = &challenge.resource_metadata {
+            let what = format!("The resource_metadata of {}'s 401 answer", self.args.url);
+            allowed(reach, &what, url)?;
+        }
         let mut tried = Vec::new();
         let prm = self.protected_resource(&http, &challenge, &mut tried).await;
         if let Some(resource) = prm.as_ref().and_then(|p| p["resource"].as_str())
@@ -182,11 +186,18 @@ impl Login<'_> {
                 printable(resource)
             )));
         }
-        let issuer = prm
+        let named = prm
             .as_ref()
             .and_then(|p| p["authorization_servers"][0].as_str())
-            .map(str::to_string)
+            .map(str::to_string);
+        let issuer = named
+            .clone()
             .unwrap_or_else(|| self.url.origin().ascii_serialization());
+        let what = format!(
+            "The authorization server named by the metadata of {}",
+            self.args.url
+        );
+        allowed(reach, &what, &issuer)?;
         let Some(meta) = authorization_metadata(&http, &issuer, &mut tried).await else {
             return Err(Fail::outside(format!(
                 "Could not find OAuth metadata for {} (tried: {}).\n\
@@ -195,6 +206,28 @@ impl Login<'_> {
                 tried.join(", ")
             )));
         };
+        // RFC 8414 §3.3: the metadata must be the issuer's own, or a server could pass off
+        // another's endpoints (and the callback's `iss` would prove nothing). Without protected
+        // resource metadata nobody named an issuer (2025-03-26 servers): the MCP server's origin
+        // was guessed, and the issuer must at least be on it (docs/oauth.md).
+        let own = |found: &str| match &named {
+            Some(named) => same_issuer(found, named),
+            None => Url::parse(found).is_ok_and(|u| u.origin() == self.url.origin()),
+        };
+        let issuer = match meta["issuer"].as_str() {
+            Some(found) if own(found) => found.to_string(),
+            found => {
+                return Err(Fail::outside(format!(
+                    "The OAuth metadata found for the issuer {} names {}; refusing to log in.\n\
+                     Ask the server's operator to fix its authorization server metadata (RFC 8414 section 3.3).",
+                    printable(&issuer),
+                    found.map_or("no issuer".to_string(), |n| format!(
+                        "the issuer {}",
+                        printable(n)
+                    ))
+                )));
+            }
+        };
         let text = |k: &str| meta[k].as_str().map(str::to_string);
         let (Some(authorization_endpoint), Some(token_endpoint)) =
             (text("authorization_endpoint"), text("token_endpoint"))
@@ -202,6 +235,24 @@ impl Login<'_> {
             return Err(Fail::outside(format!(
                 "The OAuth metadata of {issuer} names no authorization or token endpoint."
             )));
+        };
+        for (key, url) in [
+            ("token_endpoint", Some(&token_endpoint)),
+            (
+                "registration_endpoint",
+                text("registration_endpoint").as_ref(),
+            ),
+        ] {
+            if let Some(url) = url {
+                allowed(reach, &format!("The {key} of {issuer}"), url)?;
+            }
+        }
+        // RFC 9207: a server that says it sends `iss` must send it, and one that is sent must
+        // be this issuer's.
+        let expect = Expected {
+            state: random_token(32),
+            issuer: issuer.clone(),
+            iss_required: meta["authorization_response_iss_parameter_supported"] == true,
         };
         if let Some(methods) = meta["code_challenge_methods_supported"].as_array()
             && !methods.iter().any(|m| m == "S256")
@@ -245,7 +296,7 @@ impl Login<'_> {
                 info
             }
             None => {
-                self.register(&meta, &redirect_uri, scope.as_deref())
+                self.register(reach, &meta, &redirect_uri, scope.as_deref())
                     .await?
             }
         };
@@ -259,12 +310,11 @@ impl Login<'_> {
         let method = auth_method(&client_information, &meta, secret.is_some());
         client_information["token_endpoint"] = json!(token_endpoint);
         client_information["token_endpoint_auth_method"] = json!(method);
-        client_information["issuer"] = json!(meta["issuer"].as_str().unwrap_or(&issuer));
+        client_information["issuer"] = json!(issuer);
         client_information["redirect_uri"] = json!(redirect_uri);
 
         let verifier = random_token(32);
         let challenge_s256 = base64url(&sha2::Sha256::digest(verifier.as_bytes()));
-        let state = random_token(32);
         let mut authorize = Url::parse(&authorization_endpoint).map_err(|_| {
             Fail::outside(format!(
                 "The authorization endpoint of {issuer} is not a valid URL."
@@ -277,7 +327,7 @@ impl Login<'_> {
                 .append_pair("redirect_uri", &redirect_uri)
                 .append_pair("code_challenge", &challenge_s256)
                 .append_pair("code_challenge_method", "S256")
-                .append_pair("state", &state)
+                .append_pair("state", &expect.state)
                 .append_pair("resource", &self.args.url);
             if let Some(scope) = &scope {
                 q.append_pair("scope", scope);
@@ -290,7 +340,7 @@ impl Login<'_> {
         if !self.args.no_browser {
             open_browser(authorize.as_str());
         }
-        let code = wait_for_code(listener, &state, self.args.timeout).await?;
+        let code = wait_for_code(listener, expect, self.args.timeout).await?;
 
         let client = ClientAuth {
             token_endpoint,
@@ -307,6 +357,7 @@ impl Login<'_> {
                 ("code_verifier", &verifier),
                 ("resource", &self.args.url),
             ],
+            reach,
         )
         .await
         .map_err(|e| match e {
@@ -401,6 +452,7 @@ impl Login<'_> {
     /// Dynamic client registration (RFC 7591).
     async fn register(
         &self,
+        reach: Reach,
         meta: &Value,
         redirect_uri: &str,
         scope: Option<&str>,
@@ -424,7 +476,8 @@ impl Login<'_> {
         }
         let failed =
             |why: String| Fail::outside(format!("Client registration at {endpoint} failed: {why}"));
-        let response = oauth::http_client()
+        let response = reach
+            .client(0)
             .post(endpoint)
             .header("Accept", "application/json")
             .json(&body)
@@ -535,14 +588,30 @@ async fn get_json(http: &reqwest::Client, url: &str) -> Option<Value> {
     json.is_object().then_some(json)
 }
 
-/// The client for discovery: follows a few redirects, bounded in time.
-fn discovery_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::limited(5))
-        .timeout(Duration::from_secs(30))
-        .user_agent(concat!("katari/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+/// Whether two issuer identifiers are the same (RFC 8414 §3.3), allowing for the `/` that URL
+/// libraries add to an issuer without a path.
+fn same_issuer(a: &str, b: &str) -> bool {
+    let root = |issuer: &str| -> String {
+        match issuer.strip_suffix('/') {
+            Some(bare)
+                if Url::parse(bare).is_ok_and(|u| u.path().is_empty() || u.path() == "/") =>
+            {
+                bare.to_string()
+            }
+            _ => issuer.to_string(),
+        }
+    };
+    a == b || root(a) == root(b)
+}
+
+/// `url`, which `what` named, when OAuth requests may go there (`docs/oauth.md`, "Addresses").
+fn allowed(reach: Reach, what: &str, url: &str) -> Result<Url, Fail> {
+    reach.check(url).map_err(|refused| {
+        Fail::outside(format!(
+            "{what} points to {}; katari sends no OAuth request there, so the login stops.",
+            printable(&refused.to_string())
+        ))
+    })
 }
 
 /// A short reason for a failed request, without the URL (the message names it already).
@@ -658,14 +727,30 @@ const PAGE_OK: &str = "<!doctype html><title>katari</title><p>Logged in. You can
 const PAGE_FAILED: &str =
     "<!doctype html><title>katari</title><p>Login failed. See the terminal for details.</p>";
 
-/// Serves the loopback redirect until `/callback` is hit or `secs` pass; the code. Connections
-/// are served concurrently (at most [`CONNECTIONS`] at once): a browser may open a speculative
-/// connection it never sends on, and the redirect must not wait behind it.
+/// What the redirect must carry.
+struct Expected {
+    /// The `state` sent with the authorisation request.
+    state: String,
+    /// The authorisation server's issuer identifier, which an `iss` parameter must equal.
+    issuer: String,
+    /// The server advertised `authorization_response_iss_parameter_supported`.
+    iss_required: bool,
+}
+
+/// One connection's contribution to the login: the outcome when it was the redirect.
+type Outcome = Option<Result<String, Fail>>;
+
+/// Serves the loopback redirect until `/callback` is hit or `secs` pass; the code. HTTP is
+/// hyper's, one request per connection, with a bound on the head's size and on the time it may
+/// take to arrive. Connections are served concurrently (at most [`CONNECTIONS`] at once): a
+/// browser may open a speculative connection it never sends on, and the redirect must not wait
+/// behind it.
 async fn wait_for_code(
     listener: tokio::net::TcpListener,
-    state: &str,
+    expect: Expected,
     secs: u64,
 ) -> Result<String, Fail> {
+    let expect = std::sync::Arc::new(expect);
     let serve = async {
         let mut connections = tokio::task::JoinSet::new();
         loop {
@@ -676,8 +761,7 @@ async fn wait_for_code(
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     };
-                    let state = state.to_string();
-                    connections.spawn(async move { answer(socket, &state).await });
+                    connections.spawn(connection(socket, expect.clone()));
                 }
                 Some(done) = connections.join_next(), if !connections.is_empty() => {
                     if let Ok(Some(outcome)) = done {
@@ -699,144 +783,144 @@ async fn wait_for_code(
 /// How many connections the redirect listener serves at once.
 const CONNECTIONS: usize = 16;
 
-/// Answers one connection to the redirect listener: the login's outcome when it was the
-/// redirect to `/callback`, `None` (answered, and the login keeps waiting) for anything else.
-async fn answer(mut socket: tokio::net::TcpStream, state: &str) -> Option<Result<String, Fail>> {
-    let target = match read_request_target(&mut socket).await {
-        Head::Get(target) => target,
-        Head::OtherMethod => {
-            respond(&mut socket, "405 Method Not Allowed", "use GET").await;
-            return None;
+/// The longest request target taken from the browser (HTTP 414 beyond).
+const TARGET_LIMIT: usize = 16 * 1024;
+
+/// The largest request head hyper reads (it answers 431 beyond, or 414 for a longer target).
+const HEAD_LIMIT: usize = 64 * 1024;
+
+/// How long a connection may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves one connection to the redirect listener: its one request is answered, and the login's
+/// outcome is returned when it was the redirect to `/callback`.
+async fn connection(socket: tokio::net::TcpStream, expect: std::sync::Arc<Expected>) -> Outcome {
+    let outcome = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let slot = outcome.clone();
+    let service = hyper::service::service_fn(move |request| {
+        let (response, result) = answer(&request, &expect);
+        if result.is_some() {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = result;
         }
-        Head::Garbage => {
-            respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
-            return None;
-        }
-        Head::TooLong { callback } => {
-            respond(&mut socket, "414 URI Too Long", PAGE_FAILED).await;
-            return callback.then(|| {
-                Err(Fail::outside(
-                    "Login failed: the authorisation response was longer than 16 KiB; run the command again.",
-                ))
-            });
-        }
-    };
-    let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
-        respond(&mut socket, "400 Bad Request", PAGE_FAILED).await;
-        return None;
-    };
-    if url.path() != "/callback" {
-        respond(&mut socket, "404 Not Found", "not found").await;
-        return None;
+        std::future::ready(Ok::<_, std::convert::Infallible>(response))
+    });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(HEAD_LIMIT)
+        .keep_alive(false);
+    // A connection that fails (garbage, a reset, a timeout) concerns only that client; hyper
+    // has answered what it could not parse.
+    let _ = http
+        .serve_connection(hyper_util::rt::TokioIo::new(socket), service)
+        .await;
+    outcome.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// The answer to one request to the redirect listener, and the login's outcome when it was the
+/// redirect to `/callback` (`None`: answered, and the login keeps waiting).
+fn answer<B>(request: &hyper::Request<B>, expect: &Expected) -> (hyper::Response<String>, Outcome) {
+    use hyper::StatusCode;
+    if request.method() != hyper::Method::GET {
+        return (page(StatusCode::METHOD_NOT_ALLOWED, "use GET"), None);
     }
+    let uri = request.uri();
+    // Only the origin form (`/callback?…`) is the redirect; an absolute URL is not.
+    if uri.scheme().is_some() || uri.authority().is_some() || !uri.path().starts_with('/') {
+        return (page(StatusCode::BAD_REQUEST, PAGE_FAILED), None);
+    }
+    let target = uri.path_and_query().map_or("", |p| p.as_str());
+    if target.len() > TARGET_LIMIT {
+        let outcome = (uri.path() == "/callback").then(|| {
+            Err(Fail::outside(
+                "Login failed: the authorisation response was longer than 16 KiB; run the command again.",
+            ))
+        });
+        return (page(StatusCode::URI_TOO_LONG, PAGE_FAILED), outcome);
+    }
+    if uri.path() != "/callback" {
+        return (page(StatusCode::NOT_FOUND, "not found"), None);
+    }
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+    let outcome = redirect_outcome(&query, expect);
+    let response = match &outcome {
+        Ok(_) => page(StatusCode::OK, PAGE_OK),
+        Err(_) => page(StatusCode::BAD_REQUEST, PAGE_FAILED),
+    };
+    (response, Some(outcome))
+}
+
+/// The login's outcome from the redirect's query parameters: `state` first, then `iss`
+/// (RFC 9207), then `error`, then `code`.
+fn redirect_outcome(query: &[(String, String)], expect: &Expected) -> Result<String, Fail> {
     let param = |k: &str| {
-        url.query_pairs()
+        query
+            .iter()
             .find(|(key, _)| key == k)
-            .map(|(_, v)| v.into_owned())
+            .map(|(_, v)| v.as_str())
     };
     // RFC 6749 §3.1: parameters must not be repeated; a repeated one is not guessed at.
-    let repeated = ["state", "code", "error"]
+    let repeated = ["state", "code", "error", "iss"]
         .into_iter()
-        .find(|k| url.query_pairs().filter(|(key, _)| key == k).count() > 1);
-    let outcome = if let Some(key) = repeated {
-        Err(Fail::outside(format!(
+        .find(|k| query.iter().filter(|(key, _)| key == k).count() > 1);
+    if let Some(key) = repeated {
+        return Err(Fail::outside(format!(
             "Login failed: the authorisation response repeated the parameter '{key}'; run the command again."
-        )))
-    } else if param("state").as_deref() != Some(state) {
-        Err(Fail::outside(
+        )));
+    }
+    if param("state") != Some(expect.state.as_str()) {
+        return Err(Fail::outside(
             "Login failed: the authorisation response had the wrong state; run the command again.",
-        ))
-    } else if let Some(error) = param("error") {
-        let description = param("error_description").unwrap_or_else(|| "no description".into());
-        Err(Fail::outside(format!(
-            "Login failed: the authorization server returned '{}': {}",
-            printable(&error),
-            printable(&description)
-        )))
-    } else if let Some(code) = param("code").filter(|c| !c.is_empty()) {
-        Ok(code)
-    } else {
-        Err(Fail::outside(
-            "Login failed: the authorisation response had no code; run the command again.",
-        ))
-    };
-    match &outcome {
-        Ok(_) => respond(&mut socket, "200 OK", PAGE_OK).await,
-        Err(_) => respond(&mut socket, "400 Bad Request", PAGE_FAILED).await,
+        ));
     }
-    Some(outcome)
-}
-
-/// What a connection to the redirect listener sent.
-enum Head {
-    /// A `GET` and its target.
-    Get(String),
-    OtherMethod,
-    /// No complete head within the size limit; `callback` when it is for `/callback`.
-    TooLong {
-        callback: bool,
-    },
-    /// Not an HTTP request head (or none within the time limit).
-    Garbage,
-}
-
-/// The largest request head read from the browser.
-const HEAD_LIMIT: usize = 16 * 1024;
-
-/// Reads an HTTP request head (bounded in size and time).
-async fn read_request_target(socket: &mut tokio::net::TcpStream) -> Head {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 2048];
-    let complete = |head: &[u8]| head.windows(4).any(|w| w == b"\r\n\r\n");
-    let read = async {
-        while !complete(&head) && head.len() < HEAD_LIMIT {
-            let n = socket.read(&mut buf).await.ok()?;
-            if n == 0 {
-                break;
-            }
-            head.extend_from_slice(&buf[..n]);
+    match param("iss") {
+        Some(iss) if iss != expect.issuer => {
+            return Err(Fail::outside(format!(
+                "Login failed: the authorisation response came from the issuer {}, not from {}; run the command again.",
+                printable(iss),
+                printable(&expect.issuer)
+            )));
         }
-        Some(())
-    };
-    if tokio::time::timeout(Duration::from_secs(10), read)
-        .await
-        .ok()
-        .flatten()
-        .is_none()
-    {
-        return Head::Garbage;
+        None if expect.iss_required => {
+            return Err(Fail::outside(format!(
+                "Login failed: the authorisation response had no issuer (iss), which {} promises to send; run the command again.",
+                printable(&expect.issuer)
+            )));
+        }
+        _ => {}
     }
-    let text = String::from_utf8_lossy(&head);
-    let mut words = text.lines().next().unwrap_or_default().split_whitespace();
-    let (Some(method), Some(target)) = (words.next(), words.next()) else {
-        return Head::Garbage;
-    };
-    if method != "GET" {
-        return if method.bytes().all(|b| b.is_ascii_uppercase()) {
-            Head::OtherMethod
-        } else {
-            Head::Garbage
-        };
+    if let Some(error) = param("error") {
+        return Err(Fail::outside(format!(
+            "Login failed: the authorization server returned '{}': {}",
+            printable(error),
+            printable(param("error_description").unwrap_or("no description"))
+        )));
     }
-    if !complete(&head) && head.len() >= HEAD_LIMIT {
-        return Head::TooLong {
-            callback: target.starts_with("/callback"),
-        };
-    }
-    if target.starts_with('/') {
-        Head::Get(target.to_string())
-    } else {
-        Head::Garbage
+    match param("code").filter(|c| !c.is_empty()) {
+        Some(code) => Ok(code.to_string()),
+        None => Err(Fail::outside(
+            "Login failed: the authorisation response had no code; run the command again.",
+        )),
     }
 }
 
-async fn respond(socket: &mut tokio::net::TcpStream, status: &str, body: &str) {
-    let reply = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{body}",
-        body.len()
+/// A small HTML page that no cache keeps.
+fn page(status: hyper::StatusCode, body: &str) -> hyper::Response<String> {
+    let mut response = hyper::Response::new(body.to_string());
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    let _ = socket.write_all(reply.as_bytes()).await;
-    let _ = socket.shutdown().await;
+    headers.insert(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
+    response
 }
 
 /// One credential as `katari mcp credentials` shows it: no token material.
@@ -1052,6 +1136,71 @@ mod tests {
         assert_eq!(
             well_known(&root, "oauth-protected-resource"),
             ["http://h:1/.well-known/oauth-protected-resource"]
+        );
+    }
+
+    #[test]
+    fn issuers_compare_exactly_but_for_a_root_slash() {
+        assert!(same_issuer("http://h:1/", "http://h:1"));
+        assert!(same_issuer("https://a.example", "https://a.example/"));
+        assert!(same_issuer("https://a.example/t", "https://a.example/t"));
+        assert!(!same_issuer("https://a.example/t/", "https://a.example/t"));
+        assert!(!same_issuer("https://a.example/oauth", "https://a.example"));
+        assert!(!same_issuer("https://b.example/", "https://a.example/"));
+    }
+
+    fn query(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_redirect_checks_state_then_iss_then_error_then_code() {
+        let expect = Expected {
+            state: "s".into(),
+            issuer: "https://as.example/".into(),
+            iss_required: false,
+        };
+        let outcome = |pairs: &[(&str, &str)], expect: &Expected| {
+            redirect_outcome(&query(pairs), expect).map_err(|f| f.message)
+        };
+        assert_eq!(
+            outcome(&[("state", "s"), ("code", "c")], &expect),
+            Ok("c".into())
+        );
+        let with_iss = [
+            ("state", "s"),
+            ("code", "c"),
+            ("iss", "https://as.example/"),
+        ];
+        assert_eq!(outcome(&with_iss, &expect), Ok("c".into()));
+        assert_eq!(
+            outcome(&[("state", "x"), ("iss", "https://evil/"), ("code", "c")], &expect),
+            Err("Login failed: the authorisation response had the wrong state; run the command again.".into())
+        );
+        assert_eq!(
+            outcome(
+                &[("state", "s"), ("iss", "https://evil/\u{1b}[31m"), ("error", "e")],
+                &expect
+            ),
+            Err("Login failed: the authorisation response came from the issuer https://evil/, not from https://as.example/; run the command again.".into())
+        );
+        let required = Expected {
+            iss_required: true,
+            ..expect
+        };
+        assert_eq!(
+            outcome(&[("state", "s"), ("code", "c")], &required),
+            Err("Login failed: the authorisation response had no issuer (iss), which https://as.example/ promises to send; run the command again.".into())
+        );
+        assert_eq!(
+            outcome(
+                &[("state", "s"), ("iss", "a"), ("iss", "b"), ("code", "c")],
+                &required
+            ),
+            Err("Login failed: the authorisation response repeated the parameter 'iss'; run the command again.".into())
         );
     }
 

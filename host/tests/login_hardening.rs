@@ -1,10 +1,13 @@
-//! `katari mcp login`'s loopback redirect listener (`host.md`, `mcp login`) under hostile
-//! callbacks: missing, repeated and garbage query parameters, a very long URL, other methods and
-//! garbage heads. Each gives a clear failure and stores nothing, or is answered and ignored while
-//! the real redirect still completes the login. The OAuth server is the real fastmcp peer; the
-//! "browser" is a fake written here for fault injection (it delivers the hostile requests).
+//! `katari mcp login` (`host.md` §13) against hostile peers. Its loopback redirect listener
+//! under hostile callbacks: missing, repeated and garbage query parameters, a very long URL,
+//! other methods and garbage heads; each gives a clear failure and stores nothing, or is
+//! answered and ignored while the real redirect still completes the login. There the OAuth
+//! server is the real fastmcp peer and the "browser" a fake written here for fault injection.
+//! And the checks of RFC 8414 §3.3 (the metadata's issuer), RFC 9207 (the redirect's `iss`) and
+//! of the addresses OAuth requests may go to (`docs/oauth.md`), against the fake authorization
+//! server `tests/oauth/fake_authorization_server.py` and the real test browser.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Output};
 
 use katari_tests::peers::{self, Peer};
@@ -85,14 +88,6 @@ elif mode == "long":
     get(good + "&pad=" + "x" * 40000)
 "#;
 
-struct Home(PathBuf);
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn start_fastmcp() -> (Peer, String) {
     let port = peers::free_port();
     let mut command = Command::new(peers::python_fastmcp());
@@ -107,15 +102,11 @@ fn start_fastmcp() -> (Peer, String) {
 /// Runs a login with the fake browser in `mode`: (output, the logged reply lines, stored
 /// credentials).
 fn login(url: &str, mode: &str) -> (Output, Vec<String>, i64) {
-    let home = Home(std::env::temp_dir().join(format!(
-        "katari-login-hardening-{mode}-{}",
-        std::process::id()
-    )));
-    let _ = std::fs::remove_dir_all(&home.0);
-    std::fs::create_dir_all(&home.0).expect("creates the home");
-    let browser = home.0.join("browser.py");
+    let home = tempfile::tempdir().expect("a temporary home");
+    let home = home.path();
+    let browser = home.join("browser.py");
     std::fs::write(&browser, BROWSER).expect("writes the browser");
-    let log = home.0.join("replies.log");
+    let log = home.join("replies.log");
     let out = Command::new(env!("CARGO_BIN_EXE_katari"))
         .args([
             "mcp",
@@ -127,7 +118,7 @@ fn login(url: &str, mode: &str) -> (Output, Vec<String>, i64) {
             "--timeout",
             "30",
         ])
-        .env("KATARI_HOME", &home.0)
+        .env("KATARI_HOME", home)
         .env("NO_COLOR", "1")
         .env(
             "BROWSER",
@@ -139,7 +130,7 @@ fn login(url: &str, mode: &str) -> (Output, Vec<String>, i64) {
         )
         .env("KATARI_TEST_HOSTILE", mode)
         .env("KATARI_TEST_HOSTILE_LOG", &log)
-        .current_dir(&home.0)
+        .current_dir(home)
         .output()
         .expect("runs katari");
     let replies = std::fs::read_to_string(&log)
@@ -147,16 +138,19 @@ fn login(url: &str, mode: &str) -> (Output, Vec<String>, i64) {
         .lines()
         .map(str::to_string)
         .collect();
-    let db = home.0.join("katari.db");
-    let stored = if db.exists() {
-        rusqlite::Connection::open(&db)
-            .expect("opens the database")
-            .query_row("SELECT count(*) FROM credentials", [], |r| r.get(0))
-            .expect("counts")
-    } else {
-        0
-    };
-    (out, replies, stored)
+    (out, replies, stored(home))
+}
+
+/// How many credentials the home's database holds.
+fn stored(home: &Path) -> i64 {
+    let db = home.join("katari.db");
+    if !db.exists() {
+        return 0;
+    }
+    rusqlite::Connection::open(&db)
+        .expect("opens the database")
+        .query_row("SELECT count(*) FROM credentials", [], |r| r.get(0))
+        .expect("counts")
 }
 
 #[test]
@@ -235,5 +229,117 @@ fn an_idle_connection_does_not_hold_up_the_redirect() {
     // Served one connection at a time, the idle one would have been answered (400, after its
     // read timeout) before the redirect was read at all.
     assert_eq!(replies, ["HTTP/1.1 200 OK", "idle: nothing"]);
+    assert_eq!(stored, 1);
+}
+
+/// Starts the fake authorization server in `mode`; its MCP URL.
+fn start_fake(mode: &str) -> (Peer, String) {
+    let port = peers::free_port();
+    let mut command = Command::new(peers::python_fastmcp());
+    command
+        .arg(peers::repo_root().join("tests/oauth/fake_authorization_server.py"))
+        .arg(port.to_string())
+        .arg(mode);
+    let peer = Peer::start(command, port);
+    let url = format!("{}/mcp", peer.base());
+    (peer, url)
+}
+
+/// Logs in at `url` with the real test browser approving; the output and the stored count.
+fn login_approving(url: &str) -> (Output, i64) {
+    let home = tempfile::tempdir().expect("a temporary home");
+    let out = Command::new(env!("CARGO_BIN_EXE_katari"))
+        .args([
+            "mcp",
+            "login",
+            "--url",
+            url,
+            "--name",
+            "x",
+            "--timeout",
+            "30",
+        ])
+        .env("KATARI_HOME", home.path())
+        .env("NO_COLOR", "1")
+        .env(
+            "BROWSER",
+            format!(
+                "{} {}",
+                peers::python_fastmcp().display(),
+                peers::repo_root().join("tests/oauth/browser.py").display()
+            ),
+        )
+        .env("KATARI_TEST_BROWSER", "approve")
+        .current_dir(home.path())
+        .output()
+        .expect("runs katari");
+    (out, stored(home.path()))
+}
+
+#[test]
+fn issuers_and_addresses_are_checked_and_a_refused_login_stores_nothing() {
+    let refused_there = "katari sends no OAuth request there, so the login stops.";
+    // BASE stands for the fake server's base URL, REFUSED for the end of an address refusal.
+    let cases = [
+        (
+            "issuer-mismatch",
+            "The OAuth metadata found for the issuer BASE/ names the issuer https://other-issuer.example/; refusing to log in.\n\
+                 Ask the server's operator to fix its authorization server metadata (RFC 8414 section 3.3).",
+        ),
+        (
+            "wrong-iss",
+            "Login failed: the authorisation response came from the issuer https://attacker.example/, not from BASE/; run the command again.",
+        ),
+        (
+            "unasked-wrong-iss",
+            "Login failed: the authorisation response came from the issuer https://attacker.example/, not from BASE/; run the command again.",
+        ),
+        (
+            "missing-iss",
+            "Login failed: the authorisation response had no issuer (iss), which BASE/ promises to send; run the command again.",
+        ),
+        (
+            "token-link-local",
+            "The token_endpoint of BASE/ points to http://169.254.169.254/token, a link-local or cloud metadata address; REFUSED",
+        ),
+        (
+            "token-private",
+            "The token_endpoint of BASE/ points to http://10.0.0.1/token, a private network address, while the MCP server is on a loopback address; REFUSED",
+        ),
+        (
+            "registration-private",
+            "The registration_endpoint of BASE/ points to http://192.168.0.1/register, a private network address, while the MCP server is on a loopback address; REFUSED",
+        ),
+        (
+            "server-link-local",
+            "The authorization server named by the metadata of BASE/mcp points to http://169.254.169.254/, a link-local or cloud metadata address; REFUSED",
+        ),
+    ];
+    for (mode, message) in cases {
+        let (server, url) = start_fake(mode);
+        let (out, stored) = login_approving(&url);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = message
+            .replace("BASE", &server.base())
+            .replace("REFUSED", refused_there);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(
+            stderr.ends_with(&format!("error: {expected}\n")),
+            "{mode}: {stderr}"
+        );
+        assert_eq!(stored, 0, "{mode}: nothing is stored");
+    }
+}
+
+#[test]
+fn the_right_iss_is_accepted() {
+    let (_server, url) = start_fake("good-iss");
+    let (out, stored) = login_approving(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("Logged in. Credential 'x' saved."),
+        "{stderr}"
+    );
     assert_eq!(stored, 1);
 }

@@ -9,10 +9,15 @@
 //! `tokens` is the token endpoint's response as received, `client_information` the client
 //! registration (`client_id`, `client_secret` when there is one) plus what a refresh needs:
 //! `token_endpoint`, `token_endpoint_auth_method` and the authorisation server's `issuer`.
+//!
+//! Token requests go only where [`address::Reach`] allows for the credential's resource: never to
+//! link-local or cloud-metadata addresses, and to a private or loopback address only when the
+//! MCP server is on one of the same class.
+
+pub mod address;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use url::Url;
@@ -198,8 +203,8 @@ impl Who<'_> {
             return Err(self.expired());
         };
         let client = ClientAuth::from_information(&stored.credential["client_information"]);
-        let refreshed = match client {
-            Some(client) => {
+        let refreshed = match (client, Url::parse(&cred.resource_url)) {
+            (Some(client), Ok(resource)) => {
                 token_request(
                     &client,
                     &[
@@ -207,10 +212,11 @@ impl Who<'_> {
                         ("refresh_token", &refresh_token),
                         ("resource", &cred.resource_url),
                     ],
+                    address::Reach::of(&resource).await,
                 )
                 .await
             }
-            None => Err(TokenError::Protocol("no client information".into())),
+            _ => Err(TokenError::Protocol("no client information".into())),
         };
         let tokens = match refreshed {
             Ok(tokens) => tokens,
@@ -420,28 +426,21 @@ impl std::fmt::Display for TokenError {
     }
 }
 
-/// The HTTP client of the OAuth requests: no redirects (a token request must not be replayed
-/// elsewhere), bounded in time.
-pub fn http_client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(30))
-            .user_agent(concat!("katari/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
-    })
-}
-
-/// One token endpoint request with the client's authentication; the parsed token response.
+/// One token endpoint request with the client's authentication, sent only where `reach` allows
+/// and never redirected (a token request must not be replayed elsewhere); the parsed token
+/// response.
 pub async fn token_request(
     client: &ClientAuth,
     params: &[(&str, &str)],
+    reach: address::Reach,
 ) -> Result<serde_json::Map<String, Value>, TokenError> {
+    let endpoint = reach.check(&client.token_endpoint).map_err(|refused| {
+        TokenError::Protocol(format!("refusing to send a token request: {refused}"))
+    })?;
     let mut form: Vec<(&str, &str)> = params.to_vec();
-    let mut request = http_client()
-        .post(&client.token_endpoint)
+    let mut request = reach
+        .client(0)
+        .post(endpoint)
         .header("Accept", "application/json");
     match (client.method.as_str(), client.client_secret.as_deref()) {
         ("client_secret_basic", Some(secret)) => {

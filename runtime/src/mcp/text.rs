@@ -49,9 +49,18 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
+/// [`sanitize`]d text on one line, for table cells and one-line messages: newlines and tabs
+/// become spaces.
+pub fn sanitize_line(text: &str) -> String {
+    sanitize(text)
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sanitize;
+    use super::{sanitize, sanitize_line};
 
     #[test]
     fn escape_sequences_and_controls_are_removed() {
@@ -60,5 +69,6 @@ mod tests {
         assert_eq!(sanitize("a\u{1b}]0;title\u{7}b"), "ab");
         assert_eq!(sanitize("a\u{1b}]8;;http://x\u{1b}\\link"), "alink");
         assert_eq!(sanitize("a\u{1b}cb\r\u{0}\u{9b}c"), "abc");
+        assert_eq!(sanitize_line("a\nb\tc\u{1b}[31m"), "a b c");
     }
 }
