@@ -304,6 +304,8 @@ mod tests {
         let text = "panic: \u{1b}[2Jgone\u{9b}31m\r\tend\n";
         assert_eq!(for_terminal(text, true), "panic: gone31m\tend\n");
         assert_eq!(for_terminal(text, false), text);
+        use katari_runtime::mcp::text::{HOSTILE, HOSTILE_SHOWN};
+        assert_eq!(for_terminal(HOSTILE, true), HOSTILE_SHOWN);
     }
 
     #[test]

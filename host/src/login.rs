@@ -1140,6 +1140,30 @@ mod tests {
     }
 
     #[test]
+    fn server_text_in_messages_goes_through_the_one_sanitiser() {
+        use katari_runtime::mcp::text::{HOSTILE, HOSTILE_SHOWN};
+        assert_eq!(printable(HOSTILE), HOSTILE_SHOWN);
+        assert_eq!(printable("a\nb"), "a b");
+        assert_eq!(printable(&"x".repeat(400)).len(), 300);
+        let expect = Expected {
+            state: "s".into(),
+            issuer: "i".into(),
+            iss_required: false,
+        };
+        let denied = [
+            ("state", "s"),
+            ("error", HOSTILE),
+            ("error_description", HOSTILE),
+        ];
+        assert_eq!(
+            redirect_outcome(&query(&denied), &expect).map_err(|f| f.message),
+            Err(format!(
+                "Login failed: the authorization server returned '{HOSTILE_SHOWN}': {HOSTILE_SHOWN}"
+            ))
+        );
+    }
+
+    #[test]
     fn issuers_compare_exactly_but_for_a_root_slash() {
         assert!(same_issuer("http://h:1/", "http://h:1"));
         assert!(same_issuer("https://a.example", "https://a.example/"));

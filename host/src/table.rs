@@ -30,11 +30,10 @@ pub fn render(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// A cell's text on one line: line breaks, tabs and other control characters become spaces.
+/// A cell's text on one line, through the one sanitiser of `host.md` §2.4: escape sequences and
+/// control characters removed, line breaks and tabs as spaces.
 pub fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    katari_runtime::mcp::text::sanitize_line(text)
 }
 
 #[cfg(test)]
@@ -58,7 +57,9 @@ mod tests {
     }
 
     #[test]
-    fn one_line_replaces_control_characters() {
-        assert_eq!(one_line("a\nb\tc\u{1b}"), "a b c ");
+    fn one_line_sanitises_and_keeps_one_line() {
+        use katari_runtime::mcp::text::{HOSTILE, HOSTILE_SHOWN};
+        assert_eq!(one_line("a\nb\tc\u{1b}"), "a b c");
+        assert_eq!(one_line(HOSTILE), HOSTILE_SHOWN);
     }
 }

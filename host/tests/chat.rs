@@ -1141,3 +1141,21 @@ fn h16_every_request_pairs_calls_after_failures_limits_and_resumes() {
         .count();
     assert_eq!(tool_results, 5, "t2, t3, t4 (round_limit), t5, t6");
 }
+
+#[test]
+fn a_provider_error_reaches_the_terminal_through_the_one_sanitiser() {
+    use katari_runtime::mcp::text::HOSTILE;
+    let home = Home::new("");
+    let body = serde_json::json!({"error": {"message": HOSTILE}}).to_string();
+    home.llm.push(Script::status(400, &body));
+    let out = home.chat(&["alice", "-m", "hi"]);
+    assert_eq!(status(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    // The escape sequences go whole: no `[31m` or `]0;title` is left behind. The carriage
+    // return is a line end, which a provider's message turns into a space.
+    assert!(err.contains("\nab cde31mf g\n"), "{err:?}");
+    assert!(
+        !err.contains("[31m") && !err.contains("title") && !err.contains('\u{1b}'),
+        "{err:?}"
+    );
+}

@@ -835,13 +835,13 @@ fn decode_entities(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// One line for the person: whitespace runs become one space, other control characters go
-/// (the host sanitises again at the terminal, §2.4), cut to about 300 characters.
+/// One line for the person: whitespace runs become one space, cut to about 300 characters.
+/// Other control characters stay: the host's one sanitiser (`host.md` §2.4) removes escape
+/// sequences whole where the text reaches a terminal, which it cannot do once their `ESC` is gone.
 fn one_line(text: &str) -> String {
     let mut out = String::new();
     let mut chars = 0;
     for word in text.split(|c: char| c.is_whitespace()) {
-        let word: String = word.chars().filter(|c| !c.is_control()).collect();
         if word.is_empty() {
             continue;
         }
@@ -917,7 +917,7 @@ mod tests {
         assert_eq!(provider_message(untitled).as_deref(), Some("Upstream down"));
         assert_eq!(
             provider_message(b"bad \x1b[31mred\x07 thing").as_deref(),
-            Some("bad [31mred thing")
+            Some("bad \x1b[31mred\x07 thing")
         );
         let long = "x".repeat(1000);
         let cut = provider_message(long.as_bytes()).unwrap_or_default();

@@ -294,11 +294,10 @@ fn doc_literal(text: &str) -> String {
     string_literal(&katari_runtime::mcp::text::sanitize(text.trim()))
 }
 
-/// One line of the header comment: no line end can escape it.
+/// One line of the header comment: sanitised (`host.md` §2.4), so no line end can escape it and
+/// showing the file cannot drive a terminal.
 fn comment_text(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    katari_runtime::mcp::text::sanitize_line(text)
 }
 
 /// One tool as the generator sees it.

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use katari_runtime::machine::Host;
 use katari_runtime::mcp::client::{self, Auth, Descriptor, McpFailure};
-use katari_runtime::mcp::{ext, text::sanitize};
+use katari_runtime::mcp::ext;
+use katari_runtime::mcp::text::{sanitize, sanitize_line as one_line};
 use serde_json::{Value, json};
 
 use crate::config::{Config, Server};
@@ -131,14 +132,6 @@ fn auth(server: &Server) -> String {
         None if headers && server.transport_name() != "stdio" => "headers".to_string(),
         None => "none".to_string(),
     }
-}
-
-/// Text for one table cell: sanitised (`host.md` §2.4) and on one line.
-fn one_line(text: &str) -> String {
-    sanitize(text)
-        .chars()
-        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .collect()
 }
 
 /// The five columns every row has.
@@ -311,5 +304,11 @@ mod tests {
         assert_eq!(p.status_cell(), "auth required");
         let p = Probe::failed(McpFailure::Server("boom\n\u{1b}[31mred".into()));
         assert_eq!(p.status_cell(), "error: boom red");
+        let hostile = katari_runtime::mcp::text::HOSTILE;
+        let p = Probe::failed(McpFailure::Server(hostile.into()));
+        assert_eq!(
+            p.status_cell(),
+            format!("error: {}", katari_runtime::mcp::text::HOSTILE_SHOWN)
+        );
     }
 }

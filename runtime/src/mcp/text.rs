@@ -49,6 +49,17 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
+/// Every kind of control text `host.md` §2.4 names, for the tests of each path that draws server
+/// or model text on a terminal: CSI, OSC ended by BEL and by ST, another `ESC` pair, a C1
+/// control, and C0 controls (carriage return, NUL, backspace). [`sanitize`] leaves
+/// [`HOSTILE_SHOWN`].
+#[doc(hidden)]
+pub const HOSTILE: &str = "a\u{1b}[31mb\u{1b}[0m \u{1b}]0;title\u{7}c\u{1b}]8;;http://x\u{1b}\\d\u{1b}ce\u{9b}31mf\r\u{0}\u{8}g";
+
+/// What is left of [`HOSTILE`] on a terminal.
+#[doc(hidden)]
+pub const HOSTILE_SHOWN: &str = "ab cde31mfg";
+
 /// [`sanitize`]d text on one line, for table cells and one-line messages: newlines and tabs
 /// become spaces.
 pub fn sanitize_line(text: &str) -> String {
@@ -60,7 +71,7 @@ pub fn sanitize_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{sanitize, sanitize_line};
+    use super::{HOSTILE, HOSTILE_SHOWN, sanitize, sanitize_line};
 
     #[test]
     fn escape_sequences_and_controls_are_removed() {
@@ -70,5 +81,10 @@ mod tests {
         assert_eq!(sanitize("a\u{1b}]8;;http://x\u{1b}\\link"), "alink");
         assert_eq!(sanitize("a\u{1b}cb\r\u{0}\u{9b}c"), "abc");
         assert_eq!(sanitize_line("a\nb\tc\u{1b}[31m"), "a b c");
+        assert_eq!(sanitize(HOSTILE), HOSTILE_SHOWN);
+        assert_eq!(
+            sanitize_line(&format!("{HOSTILE}\n{HOSTILE}")),
+            format!("{HOSTILE_SHOWN} {HOSTILE_SHOWN}")
+        );
     }
 }

@@ -402,3 +402,10 @@ fn the_spec_example_passes_the_checker() {
     assert!(!errors, "{shown}");
     assert!(shown.is_empty(), "no warnings either:\n{shown}");
 }
+
+#[test]
+fn header_comments_go_through_the_one_sanitiser() {
+    use katari_runtime::mcp::text::{HOSTILE, HOSTILE_SHOWN};
+    assert_eq!(super::comment_text(HOSTILE), HOSTILE_SHOWN);
+    assert_eq!(super::comment_text("a\nb"), "a b");
+}
