@@ -17,6 +17,9 @@
 )]
 
 mod args;
+// The benchmarks of bench/meta.sh: one test that does nothing unless KATARI_BENCH_META is set.
+#[cfg(test)]
+mod bench;
 pub mod catalog;
 mod describe;
 mod invoke;
