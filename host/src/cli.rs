@@ -670,7 +670,7 @@ fn nearest(typed: &str, candidates: impl Iterator<Item = String>) -> Option<Stri
     let mut best: Option<(usize, String)> = None;
     let mut tied = false;
     for candidate in candidates {
-        let distance = edit_distance(typed, &candidate);
+        let distance = katari_lang::suggest::edit_distance(typed, &candidate);
         if distance == 0 || distance > SUGGESTION_DISTANCE {
             continue;
         }
@@ -684,22 +684,6 @@ fn nearest(typed: &str, candidates: impl Iterator<Item = String>) -> Option<Stri
         }
     }
     best.filter(|_| !tied).map(|(_, c)| c)
-}
-
-/// The Levenshtein distance between two words, counted in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
 }
 
 /// The usage text printed by bare `katari`.
@@ -825,15 +809,6 @@ mod tests {
             clap_color(&[os("katari"), os("--color=always"), os("check")]),
             clap::ColorChoice::Always
         );
-    }
-
-    #[test]
-    fn edit_distance_counts_insertions_deletions_and_substitutions() {
-        assert_eq!(edit_distance("run", "run"), 0);
-        assert_eq!(edit_distance("rn", "run"), 1);
-        assert_eq!(edit_distance("rnu", "run"), 2);
-        assert_eq!(edit_distance("configure", "config"), 3);
-        assert_eq!(edit_distance("", "mcp"), 3);
     }
 
     #[test]

@@ -28,9 +28,26 @@ const TITLE_CHARS: usize = 60;
 /// Tool arguments in the interruption report are cut to this many characters (§7.10.1).
 const ARGS_CHARS: usize = 200;
 
-/// A new thread id: a ULID in lower case (§7.9.4), time-ordered.
+/// A new thread id: a ULID in lower case (§7.9.4), time-ordered: the milliseconds since the
+/// epoch, then 80 random bits.
 pub fn new_thread_id() -> String {
-    ulid::Ulid::new().to_string().to_ascii_lowercase()
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut random = [0u8; 16];
+    if getrandom::fill(&mut random).is_err() {
+        // No entropy source (not on the supported systems): the clock's nanoseconds and a
+        // counter still keep the ids of this process apart.
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        random[..8].copy_from_slice(&n.to_le_bytes());
+        random[8..12].copy_from_slice(&now.subsec_nanos().to_le_bytes());
+        random[12..].copy_from_slice(&std::process::id().to_le_bytes());
+    }
+    let millis = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+    ulid::Ulid::from_parts(millis, u128::from_le_bytes(random))
+        .to_string()
+        .to_ascii_lowercase()
 }
 
 /// Whose a thread is (§7.9.1–2).
