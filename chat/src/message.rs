@@ -149,14 +149,26 @@ mod tests {
         ];
         assert_eq!(check_pairing(&good), Ok(()));
         let missing = &good[..3];
-        assert!(check_pairing(missing).expect_err("an error").contains("without results: a"));
+        assert!(
+            check_pairing(missing)
+                .expect_err("an error")
+                .contains("without results: a")
+        );
         let orphan = vec![Message::user("hi"), Message::tool("x", "1")];
-        assert!(check_pairing(&orphan).expect_err("an error").contains("without a call"));
+        assert!(
+            check_pairing(&orphan)
+                .expect_err("an error")
+                .contains("without a call")
+        );
         let twice = vec![
             Message::assistant(None, vec![call("a")]),
             Message::tool("a", "1"),
             Message::tool("a", "1"),
         ];
-        assert!(check_pairing(&twice).expect_err("an error").contains("matches no open call"));
+        assert!(
+            check_pairing(&twice)
+                .expect_err("an error")
+                .contains("matches no open call")
+        );
     }
 }

@@ -164,9 +164,14 @@ fn no_color_turns_colour_off_on_a_terminal_unless_color_always() {
 
 #[test]
 fn every_command_of_the_specification_is_recognised() {
-    for command in ["get", "describe", "delete", "agent", "completions"] {
+    for command in ["chat", "get", "describe", "delete", "agent", "completions"] {
         let out = katari(&[command, "--help"]);
-        assert_eq!(out.status.code(), Some(0), "{command}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}: {}",
+            text(&out.stderr)
+        );
         assert!(
             text(&out.stdout).contains(&format!("Usage: katari {command} ")),
             "{command}: {}",

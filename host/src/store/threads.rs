@@ -360,26 +360,73 @@ impl Store {
         };
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.err(e))?;
-        let ids: Vec<String> = tx
-            .prepare(&format!(
-                "SELECT id FROM threads WHERE {condition}
-                 ORDER BY COALESCE(last_turn_at, created_at), id"
-            ))
+        // Two statements whatever the number of threads: the listing with each thread's last
+        // turn (turn numbers run 1..N, `.undo` removing only the last), then every row that is
+        // not complete, through the partial index `messages_unfinished`.
+        let sql = format!(
+            "SELECT id, scope, agent, project, owner, title, created_at, last_turn_at,
+                    (SELECT MAX(turn) FROM messages WHERE thread_id = threads.id)
+             FROM threads WHERE {condition}
+             ORDER BY COALESCE(last_turn_at, created_at), id"
+        );
+        let row = |r: &rusqlite::Row<'_>| {
+            Ok(ThreadInfo {
+                id: r.get(0)?,
+                scope: r.get(1)?,
+                agent: r.get(2)?,
+                project: r.get(3)?,
+                owner: r.get(4)?,
+                title: r.get(5)?,
+                created_at: r.get(6)?,
+                last_turn_at: r.get(7)?,
+                turns: r.get::<_, Option<i64>>(8)?.unwrap_or(0),
+                interrupted: false,
+                writing: false,
+            })
+        };
+        let mut threads: Vec<ThreadInfo> = tx
+            .prepare(&sql)
             .and_then(|mut s| {
                 if b.is_empty() {
-                    s.query_map(params![a], |r| r.get(0))?.collect()
+                    s.query_map(params![a], row)?.collect()
                 } else {
-                    s.query_map(params![a, b], |r| r.get(0))?.collect()
+                    s.query_map(params![a, b], row)?.collect()
                 }
             })
             .map_err(|e| self.err(e))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(info) = thread_info(&tx, &id).map_err(|e| self.err(e))? {
-                out.push(info);
-            }
+        let unfinished: Vec<Unfinished> = tx
+            .prepare(
+                "SELECT thread_id, turn, status, writer_pid, writer_start FROM messages
+                 WHERE status != 'complete'",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.err(e))?;
+        let mut by_thread: std::collections::HashMap<&str, Vec<&Unfinished>> =
+            std::collections::HashMap::new();
+        for u in &unfinished {
+            by_thread.entry(u.0.as_str()).or_default().push(u);
         }
-        Ok(out)
+        for t in &mut threads {
+            let Some(rows) = by_thread.get(t.id.as_str()) else {
+                continue;
+            };
+            // Only the last turn decides the state (§6.1.2).
+            let last: Vec<&&Unfinished> = rows.iter().filter(|u| u.1 == t.turns).collect();
+            if last.is_empty() {
+                continue;
+            }
+            let writing = last.iter().any(|(id, turn, status, pid, start)| {
+                status == "pending" && writer::is_writing(id, *turn, *pid, start.as_deref())
+            });
+            t.writing = writing;
+            t.interrupted = !writing;
+        }
+        Ok(threads)
     }
 
     /// Every message of the thread, every status, by turn and seq (`get thread`).
@@ -845,6 +892,9 @@ fn insert(
     )
     .map(|_| ())
 }
+
+/// A message row that is not complete: thread, turn, status, writer pid and start.
+type Unfinished = (String, i64, String, Option<i64>, Option<String>);
 
 /// The thread `id` with its turn count and the state of its last turn.
 fn thread_info(conn: &Connection, id: &str) -> rusqlite::Result<Option<ThreadInfo>> {

@@ -602,12 +602,12 @@ fn a_version_one_database_is_migrated_and_keeps_its_rows() {
         .expect("rows");
     }
     let store = Store::open(&path).expect("migrates");
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
     let version: i64 = Connection::open(&path)
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     assert_eq!(
         store.credential("gh").expect("reads").map(|c| c.generation),
         Some(3)
