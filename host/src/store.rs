@@ -71,6 +71,9 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE messages ADD COLUMN writer_start TEXT;
     CREATE INDEX threads_by_agent ON threads (scope, agent);
     CREATE INDEX threads_by_project ON threads (scope, project, owner);",
+    // Version 3: the rows of turns that are not complete, so `get threads` finds interrupted
+    // and running turns without reading every message (docs/benchmarks.md, "Thread store").
+    "CREATE INDEX messages_unfinished ON messages (thread_id, turn) WHERE status != 'complete';",
 ];
 
 /// The newest schema version this binary knows.
