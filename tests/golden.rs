@@ -240,9 +240,6 @@ pub struct Actual {
     pub exit: Option<i32>,
 }
 
-/// Numbers the private `KATARI_HOME` folders of concurrent runs.
-static HOMES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 /// Lists every case under `root`, sorted by name.
 pub fn discover(root: &Path) -> io::Result<Vec<Case>> {
     let mut cases = Vec::new();
@@ -295,17 +292,12 @@ pub fn run(
     args: &[String],
     env: &[(String, String)],
 ) -> Result<Actual, String> {
-    let home = std::env::temp_dir().join(format!(
-        "katari-golden-home-{}-{}",
-        std::process::id(),
-        HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let _ = fs::create_dir_all(&home);
+    let home = crate::e2e::Scratch::new("golden-home");
     let mut command = Command::new(binary);
     command
         .args(args)
         .current_dir(dir)
-        .env("KATARI_HOME", &home);
+        .env("KATARI_HOME", home.path());
     for (k, v) in env {
         command.env(k, v);
     }
@@ -348,7 +340,6 @@ pub fn run(
         stderr: collect(stderr),
         exit: status.code(),
     };
-    let _ = fs::remove_dir_all(&home);
     Ok(actual)
 }
 
@@ -413,12 +404,9 @@ fn file_name(path: &Path) -> String {
 mod tests {
     use super::*;
 
-    /// A fresh folder under the target directory's temporary area, removed first if left over.
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("katari-golden-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("create scratch folder");
-        dir
+    /// A fresh temporary folder, removed when dropped.
+    fn scratch(name: &str) -> crate::e2e::Scratch {
+        crate::e2e::Scratch::new(&format!("golden-{name}"))
     }
 
     #[test]
@@ -460,7 +448,7 @@ mod tests {
         let dir = scratch("bless");
         let case = Case {
             name: "area::x".to_string(),
-            dir: dir.clone(),
+            dir: dir.to_path_buf(),
             entry: "x.kt".to_string(),
         };
         let actual = Actual {

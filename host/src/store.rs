@@ -492,21 +492,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn temp_dir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "katari-store-{tag}-{}-{}",
-            std::process::id(),
-            chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    /// A fresh temporary folder (removed when the guard is dropped) and a path inside it that
+    /// does not exist yet, as a data folder on first use.
+    fn temp_dir(tag: &str) -> (tempfile::TempDir, PathBuf) {
+        let guard = tempfile::Builder::new()
+            .prefix(&format!("katari-store-{tag}-"))
+            .tempdir()
+            .expect("a temporary folder");
+        let dir = guard.path().join("data");
+        (guard, dir)
     }
 
     #[test]
     #[cfg(unix)]
     fn the_database_is_private_and_in_wal_mode() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = temp_dir("mode").join("data");
+        let (_guard, dir) = temp_dir("mode");
         let store = Store::open_in(&dir).expect("opens");
         store
             .save_credential("a", "https://x/mcp", "https://x/mcp", &json!({}))
@@ -536,12 +537,11 @@ mod tests {
             ["credentials", "messages", "threads", "workspace_approvals"]
         );
         drop(store);
-        let _ = std::fs::remove_dir_all(dir.parent().expect("parent"));
     }
 
     #[test]
     fn a_newer_schema_is_refused_with_the_upgrade_message() {
-        let dir = temp_dir("newer");
+        let (_guard, dir) = temp_dir("newer");
         drop(Store::open_in(&dir).expect("opens"));
         Connection::open(dir.join(FILE_NAME))
             .expect("opens")
@@ -555,12 +555,11 @@ mod tests {
             )
         );
         assert_eq!(err.exit_code(), 2);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn a_refresh_writes_back_only_over_the_generation_it_read() {
-        let dir = temp_dir("cas");
+        let (_guard, dir) = temp_dir("cas");
         let store = Store::open_in(&dir).expect("opens");
         let g1 = store
             .save_credential("gh", "https://x/mcp", "https://x/mcp", &json!({"v": 1}))
@@ -610,12 +609,11 @@ mod tests {
             json!({"v": 7})
         );
         assert_eq!(lazy.load("nope").expect("loads"), None);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn workspace_approvals_are_keyed_by_file_and_hash() {
-        let dir = temp_dir("approvals");
+        let (_guard, dir) = temp_dir("approvals");
         let store = Store::open_in(&dir).expect("opens");
         let file = Path::new("/w/.mcp.json");
         assert!(!store.is_approved(file, "abc").expect("reads"));
@@ -628,12 +626,11 @@ mod tests {
                 .is_approved(Path::new("/other/.mcp.json"), "abc")
                 .expect("reads")
         );
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn opening_a_lazy_store_does_not_touch_the_disk() {
-        let dir = temp_dir("lazy");
+        let (_guard, dir) = temp_dir("lazy");
         let lazy = LazyCredentials::new(dir.clone());
         assert!(!dir.exists());
         drop(lazy);

@@ -79,8 +79,7 @@ fn check_help_says_what_it_runs() {
 
 #[test]
 fn color_always_colours_diagnostics_despite_no_color() {
-    let dir = std::env::temp_dir().join(format!("katari-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch folder");
+    let dir = katari_tests::e2e::Scratch::new("cli");
     let file = dir.join("bad.kt");
     std::fs::write(&file, "agent main() -> string { \"\\q\" }\n").expect("write a script");
     let path = file.to_string_lossy().into_owned();
@@ -97,7 +96,6 @@ fn color_always_colours_diagnostics_despite_no_color() {
     let coloured = katari(&["--color", "always", "check", &path]);
     assert_eq!(coloured.status.code(), Some(2));
     assert!(coloured.stderr.contains(&0x1b));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs `katari ARGS` with stdin, stdout and stderr on a pseudo-terminal (through util-linux's
@@ -118,8 +116,7 @@ fn katari_on_terminal(args: &str, dir: &std::path::Path) -> Vec<u8> {
 
 #[test]
 fn a_failure_on_a_terminal_is_sanitised_and_in_a_pipe_is_not() {
-    let dir = std::env::temp_dir().join(format!("katari-cli-tty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch folder");
+    let dir = katari_tests::e2e::Scratch::new("cli-tty");
     std::fs::write(
         dir.join("relay.kt"),
         "agent main(msg: string) -> integer { prelude.throw(error = msg) }\n",
@@ -141,13 +138,11 @@ fn a_failure_on_a_terminal_is_sanitised_and_in_a_pipe_is_not() {
 
     let shown = katari_on_terminal(&format!("run relay.kt -a '{arg}'"), &dir);
     assert_eq!(text(&shown), "error: throw: \"a2J b\"\r\n");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn no_color_turns_colour_off_on_a_terminal_unless_color_always() {
-    let dir = std::env::temp_dir().join(format!("katari-cli-nocolor-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch folder");
+    let dir = katari_tests::e2e::Scratch::new("cli-nocolor");
     std::fs::write(dir.join("bad.kt"), "agent main() -> string { \"\\q\" }\n")
         .expect("write a script");
     let plain = katari_on_terminal("check bad.kt", &dir);
@@ -159,7 +154,6 @@ fn no_color_turns_colour_off_on_a_terminal_unless_color_always() {
     assert!(!plain.contains(&0x1b));
     let coloured = katari_on_terminal("--color always check bad.kt", &dir);
     assert!(coloured.contains(&0x1b));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -183,8 +177,7 @@ fn every_command_of_the_specification_is_recognised() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_result_that_cannot_be_written_fails_the_run() {
-    let dir = std::env::temp_dir().join(format!("katari-cli-full-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch folder");
+    let dir = katari_tests::e2e::Scratch::new("cli-full");
     std::fs::write(
         dir.join("hello.kt"),
         "agent main() -> string { \"hello\" }\n",
@@ -206,7 +199,6 @@ fn a_result_that_cannot_be_written_fails_the_run() {
             "error: cannot write output: No space left on device (os error 28)\n"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

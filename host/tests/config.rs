@@ -8,20 +8,12 @@ use serde_json::Value;
 
 /// A scratch folder with `home/` (KATARI_HOME) and `ws/sub/` inside a workspace-to-be `ws/`.
 struct Scratch {
-    dir: PathBuf,
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    dir: katari_tests::e2e::Scratch,
 }
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("katari-config-e2e-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = katari_tests::e2e::Scratch::new(&format!("config-e2e-{name}"));
         std::fs::create_dir_all(dir.join("home")).expect("create home");
         std::fs::create_dir_all(dir.join("ws/sub")).expect("create the workspace");
         Scratch { dir }

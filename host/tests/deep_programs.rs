@@ -3,39 +3,27 @@
 //! and 10,000-long `else if` and operator chains. Each runs to its specified output; none may
 //! crash the process (they used to overflow the main thread's stack).
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// A scratch folder holding `files`, removed when dropped.
-struct Scratch(PathBuf);
+struct Scratch(katari_tests::e2e::Scratch);
 
 impl Scratch {
     fn new(name: &str, files: &[(&str, String)]) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("katari-deep-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("home")).expect("creates a scratch folder");
-        for (file, text) in files {
-            std::fs::write(dir.join(file), text).expect("writes a file");
-        }
-        Scratch(dir)
+        let files: Vec<(&str, &str)> = files.iter().map(|(f, t)| (*f, t.as_str())).collect();
+        Scratch(katari_tests::e2e::scratch(&format!("deep-{name}"), &files))
     }
 
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_katari"))
             .arg("run")
             .args(args)
-            .current_dir(&self.0)
+            .current_dir(&*self.0)
             .env("NO_COLOR", "1")
             .env("KATARI_HOME", self.0.join("home"))
             .stdin(Stdio::null())
             .output()
             .expect("the katari binary starts")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

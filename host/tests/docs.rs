@@ -42,15 +42,12 @@ use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use katari_lang::diag::Code;
 
 /// How long one command may run.
 const TIMEOUT: Duration = Duration::from_secs(120);
-
-static SCRATCH: AtomicU32 = AtomicU32::new(0);
 
 fn repo() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -566,7 +563,7 @@ fn help(path: &[String]) -> String {
     }
     let mut args = path.to_vec();
     args.push("--help".to_string());
-    let home = std::env::temp_dir();
+    let home = katari_tests::e2e::Scratch::new("docs-help");
     let text = katari(&args, &home, &home, &[], None)
         .map(|o| o.stdout)
         .unwrap_or_default();
@@ -654,14 +651,14 @@ struct Page {
     path: PathBuf,
     work: PathBuf,
     home: PathBuf,
+    /// Holds `work` and `home`; removed when the page is dropped.
+    _scratch: katari_tests::e2e::Scratch,
     report: Report,
 }
 
 impl Page {
     fn new(path: &Path) -> Page {
-        let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("katari-docs-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = katari_tests::e2e::Scratch::new("docs");
         let work = dir.join("work");
         let home = dir.join("home");
         let _ = std::fs::create_dir_all(&work);
@@ -671,6 +668,7 @@ impl Page {
             work,
             home,
             report: Report::default(),
+            _scratch: dir,
         }
     }
 
@@ -993,9 +991,6 @@ fn test_pages(pages: &[PathBuf]) -> Report {
                             .failures
                             .push(format!("cannot read {}: {e}", shown(path))),
                     }
-                    if let Some(dir) = page.work.parent() {
-                        let _ = std::fs::remove_dir_all(dir);
-                    }
                     page.report
                 })
             })
@@ -1090,8 +1085,7 @@ fn guide_example_files_check() {
     files.retain(|p| p.extension().is_some_and(|e| e == "kt"));
     files.sort();
     assert!(!files.is_empty(), "docs/guide/examples holds scripts");
-    let home = std::env::temp_dir().join(format!("katari-docs-home-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&home);
+    let home = katari_tests::e2e::Scratch::new("docs-home");
     for file in &files {
         let args = vec!["check".to_string(), file.display().to_string()];
         match katari(&args, &dir, &home, &[], None) {
@@ -1100,7 +1094,6 @@ fn guide_example_files_check() {
             Err(e) => failures.push(format!("{}: {e}", shown(file))),
         }
     }
-    let _ = std::fs::remove_dir_all(&home);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -393,9 +393,7 @@ agent main() -> { doubled: integer } | string {
 
 #[test]
 fn hostile_webhook_deliveries_get_400_and_never_panic() {
-    let dir =
-        std::env::temp_dir().join(format!("katari-listener-hardening-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
+    let dir = katari_tests::e2e::Scratch::new("listener-hardening");
     let script = dir.join("hook.kt");
     std::fs::write(&script, HOOK).expect("write");
     let served = Served::start(&script, &[]);
@@ -424,7 +422,6 @@ fn hostile_webhook_deliveries_get_400_and_never_panic() {
     let r = post(&url, br#"{"value": 21}"#);
     assert_eq!((r.0, json_of(&r.1)), (200, json!({"doubled": 42})));
     let err = served.stop();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(!err.contains("panicked"), "stderr: {err}");
 }
 

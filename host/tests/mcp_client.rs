@@ -5,14 +5,14 @@
 //! Every script runs in a fresh folder with its own `KATARI_HOME`. The fault-injection servers
 //! at the end are fakes written here on purpose; everything else is a real peer.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use katari_tests::e2e::Outcome;
 use katari_tests::peers::{Peer, everything_entry, free_port, python_mcp, start_everything};
 
 /// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`.
-fn scratch(files: &[(&str, &str)]) -> PathBuf {
+fn scratch(files: &[(&str, &str)]) -> katari_tests::e2e::Scratch {
     katari_tests::e2e::scratch("mcp-client", files)
 }
 
@@ -210,7 +210,7 @@ server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
 "#;
 
 /// The Python SDK server above, on a free port.
-fn start_python() -> (Peer, PathBuf) {
+fn start_python() -> (Peer, katari_tests::e2e::Scratch) {
     let dir = scratch(&[("server.py", PY_SERVER)]);
     let port = free_port();
     let mut command = Command::new(python_mcp());

@@ -5,7 +5,7 @@
 //!
 //! Every script runs in a fresh folder with its own `KATARI_HOME`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use base64::Engine as _;
@@ -13,7 +13,7 @@ use katari_tests::e2e::Outcome;
 use katari_tests::peers::{Peer, free_port, python_mcp, start_everything};
 
 /// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`.
-fn scratch(files: &[(&str, &str)]) -> PathBuf {
+fn scratch(files: &[(&str, &str)]) -> katari_tests::e2e::Scratch {
     katari_tests::e2e::scratch("mcp-ext", files)
 }
 
@@ -383,7 +383,7 @@ uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]
 "#;
 
 /// A Python server from `source`, on a free port.
-fn start_python(source: &str) -> (Peer, PathBuf) {
+fn start_python(source: &str) -> (Peer, katari_tests::e2e::Scratch) {
     let dir = scratch(&[("server.py", source)]);
     let port = free_port();
     let mut command = Command::new(python_mcp());

@@ -11,13 +11,7 @@ use serde_json::{Value, json};
 
 /// A scratch folder with `home/` (KATARI_HOME) and a workspace `ws/`.
 struct Scratch {
-    dir: PathBuf,
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    dir: katari_tests::e2e::Scratch,
 }
 
 impl Scratch {

@@ -20,20 +20,11 @@ fn oauth_file(name: &str) -> PathBuf {
 }
 
 /// A fresh `KATARI_HOME`, removed when dropped.
-struct Home(PathBuf);
+struct Home(katari_tests::e2e::Scratch);
 
 impl Home {
     fn new(tag: &str) -> Home {
-        let dir = std::env::temp_dir().join(format!(
-            "katari-login-{tag}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default()
-        ));
-        std::fs::create_dir_all(&dir).expect("creates the home");
-        Home(dir)
+        Home(katari_tests::e2e::Scratch::new(&format!("login-{tag}")))
     }
 
     fn db(&self) -> PathBuf {
@@ -129,12 +120,6 @@ impl Home {
             )
             .expect("edits the credential");
         assert_eq!(n, 1);
-    }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

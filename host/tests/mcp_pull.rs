@@ -2,13 +2,13 @@
 //! server-everything over Streamable HTTP and legacy HTTP+SSE: the written module passes
 //! `katari check`, a script importing it calls tools through `connect`, and the usage errors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use katari_tests::peers::{free_port, start_everything};
 
 /// A fresh folder with `home/` for `KATARI_HOME`.
-fn scratch(files: &[(&str, &str)]) -> PathBuf {
+fn scratch(files: &[(&str, &str)]) -> katari_tests::e2e::Scratch {
     katari_tests::e2e::scratch("mcp-pull", files)
 }
 

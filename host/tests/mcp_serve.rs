@@ -7,13 +7,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use katari_tests::peers;
 use serde_json::{Value, json};
-
-static SCRATCH: AtomicU32 = AtomicU32::new(0);
 
 /// The fixture of the conformance suite and most tests here.
 fn server_fixture() -> PathBuf {
@@ -526,14 +523,8 @@ agent main(seconds: integer) -> string {
 }
 "#;
 
-fn scratch_script(name: &str, text: &str) -> PathBuf {
-    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("katari-mcp-serve-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create a scratch folder");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write a script");
-    path
+fn scratch_script(name: &str, text: &str) -> katari_tests::e2e::ScratchFile {
+    katari_tests::e2e::ScratchFile::new("mcp-serve", name, text)
 }
 
 #[test]

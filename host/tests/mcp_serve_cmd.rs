@@ -7,7 +7,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use katari_tests::peers;
@@ -87,20 +86,12 @@ const SORTED: [&str; 8] = [
     "refuse",
 ];
 
-static SCRATCH: AtomicU32 = AtomicU32::new(0);
-
 /// A fresh folder holding `fixture.kt` (and `home/` for `KATARI_HOME`); the fixture's path.
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("katari-serve-cmd-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home")).expect("create a scratch folder");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write the script");
-    path
+fn scratch(name: &str, text: &str) -> katari_tests::e2e::ScratchFile {
+    katari_tests::e2e::ScratchFile::new("serve-cmd", name, text)
 }
 
-fn fixture() -> PathBuf {
+fn fixture() -> katari_tests::e2e::ScratchFile {
     scratch("fixture.kt", FIXTURE)
 }
 
@@ -891,7 +882,8 @@ fn conformance_fixture() -> PathBuf {
 fn the_conformance_suite_passes_against_mcp_serve_except_its_baseline() {
     let script = conformance_fixture();
     let file = script.display().to_string();
-    let home = scratch("unused.kt", "").with_file_name("home");
+    let unused = scratch("unused.kt", "");
+    let home = unused.with_file_name("home");
     let mut child = Command::new(env!("CARGO_BIN_EXE_katari"))
         .args([
             "mcp",

@@ -8,7 +8,6 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use rexpect::process::WaitStatus;
@@ -17,18 +16,9 @@ use rexpect::session::{PtySession, spawn_command};
 /// How long any one expected text may take to appear.
 const EXPECT_MS: u64 = 30_000;
 
-static SCRATCH: AtomicU32 = AtomicU32::new(0);
-
 /// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`.
-fn scratch(files: &[(&str, &str)]) -> PathBuf {
-    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("katari-run-e2e-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home")).expect("create a scratch folder");
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write a script");
-    }
-    dir
+fn scratch(files: &[(&str, &str)]) -> katari_tests::e2e::Scratch {
+    katari_tests::e2e::scratch("run-e2e", files)
 }
 
 fn katari(dir: &Path, args: &[&str]) -> Command {

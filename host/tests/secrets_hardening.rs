@@ -79,9 +79,7 @@ fn texts(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
 
 #[test]
 fn a_secret_never_appears_in_output_logs_or_replies() {
-    let dir = std::env::temp_dir().join(format!("katari-secrets-hardening-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home")).expect("mkdir");
+    let dir = katari_tests::e2e::scratch("secrets-hardening", &[]);
     let script = dir.join("main.kt");
     std::fs::write(&script, SCRIPT).expect("write");
     let dead = format!("http://127.0.0.1:{}/mcp", katari_tests::peers::free_port());
@@ -170,5 +168,4 @@ fn a_secret_never_appears_in_output_logs_or_replies() {
     for (path, text) in &files {
         assert!(!text.contains(SECRET), "{path} holds the secret");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

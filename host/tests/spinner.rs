@@ -4,17 +4,15 @@
 #![cfg(unix)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use rexpect::session::spawn_command;
 
 /// A scratch folder whose `home/config.toml` names one server that accepts connections but
 /// never answers (the test's listener, never read), so connecting lasts its 2 s timeout.
-fn configured(tag: &str, port: u16) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("katari-spinner-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home")).expect("create a scratch folder");
+fn configured(tag: &str, port: u16) -> katari_tests::e2e::Scratch {
+    let dir = katari_tests::e2e::scratch(&format!("spinner-{tag}"), &[]);
     std::fs::write(
         dir.join("home").join("config.toml"),
         format!("[mcp.slow]\nurl = \"http://127.0.0.1:{port}/mcp\"\nconnect_timeout_secs = 2\n"),
@@ -66,7 +64,6 @@ fn a_terminal_sees_the_spinner_while_connecting_and_then_a_clean_table() {
         !dumb.contains("Connecting"),
         "TERM=dumb draws no spinner: {dumb:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
     drop(listener);
 }
 
@@ -86,6 +83,5 @@ fn a_pipe_never_receives_spinner_characters() {
         !stderr.contains('\u{1b}') && !stdout.contains('\u{1b}'),
         "{stderr:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
     drop(listener);
 }

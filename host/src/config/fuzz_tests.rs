@@ -2,23 +2,12 @@
 //! TOML/JSON documents in `config.toml`, `mcp.json`, `.mcp.json` and `secrets.toml` never panic,
 //! and every problem is reported as `FILE:LINE: KEY: PROBLEM` with a `fix:`.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use proptest::prelude::*;
 
 use super::*;
 
 /// A temporary folder with `home/` (KATARI_HOME) and `ws/` (a workspace), removed on drop.
-struct Dir(PathBuf);
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-static NEXT: AtomicUsize = AtomicUsize::new(0);
+struct Dir(tempfile::TempDir);
 
 const FILES: [&str; 4] = [
     "home/config.toml",
@@ -33,16 +22,15 @@ fn env(name: &str) -> Option<String> {
 
 /// Writes `files` (path, bytes) into a fresh folder, loads, and checks the report.
 fn check(files: &[(&str, Vec<u8>)]) {
-    let dir = Dir(std::env::temp_dir().join(format!(
-        "katari-config-fuzz-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )));
-    let _ = std::fs::remove_dir_all(&dir.0);
-    std::fs::create_dir_all(dir.0.join("home")).expect("temp dir");
-    std::fs::create_dir_all(dir.0.join("ws/sub")).expect("temp dir");
+    let dir = Dir(tempfile::Builder::new()
+        .prefix("katari-config-fuzz-")
+        .tempdir()
+        .expect("temp dir"));
+
+    std::fs::create_dir_all(dir.0.path().join("home")).expect("temp dir");
+    std::fs::create_dir_all(dir.0.path().join("ws/sub")).expect("temp dir");
     for (rel, bytes) in files {
-        let path = dir.0.join(rel);
+        let path = dir.0.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
         std::fs::write(&path, bytes).expect("write");
         #[cfg(unix)]
@@ -51,14 +39,14 @@ fn check(files: &[(&str, Vec<u8>)]) {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
         }
     }
-    let home = dir.0.join("home");
+    let home = dir.0.path().join("home");
     let opts = LoadOptions {
         paths: Paths {
             config: home.clone(),
             data: home.clone(),
             cache: home.join("cache"),
         },
-        cwd: dir.0.join("ws/sub"),
+        cwd: dir.0.path().join("ws/sub"),
         no_workspace: false,
         trust_workspace: true,
         env: &env,
@@ -93,7 +81,7 @@ fn check(files: &[(&str, Vec<u8>)]) {
                 );
             }
             None => assert!(
-                shown.contains(&dir.0.display().to_string()),
+                shown.contains(&dir.0.path().display().to_string()),
                 "the problem names no file:\n{shown}"
             ),
         }

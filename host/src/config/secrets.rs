@@ -206,9 +206,8 @@ mod tests {
     #[test]
     fn an_open_file_is_refused_with_the_chmod_message() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("katari-secrets-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let file = dir.join("secrets.toml");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("secrets.toml");
         std::fs::write(&file, "K = \"v\"\nN = 1\n").expect("write");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         let err = read(&file).expect_err("refused");
@@ -224,6 +223,5 @@ mod tests {
         let secrets = read(&file).expect("private file");
         assert_eq!(secrets.get("K"), Some("v"));
         assert!(!secrets.contains("N"));
-        std::fs::remove_dir_all(&dir).expect("clean up");
     }
 }

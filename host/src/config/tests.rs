@@ -11,13 +11,7 @@ use super::*;
 
 /// A temporary folder with `home/` (KATARI_HOME) and `ws/` (a workspace), removed on drop.
 struct Fixture {
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    dir: tempfile::TempDir,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -30,15 +24,17 @@ fn env(name: &str) -> Option<String> {
 
 impl Fixture {
     fn new(name: &str) -> Fixture {
-        let dir = std::env::temp_dir().join(format!("katari-config-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("home")).expect("temp dir");
-        std::fs::create_dir_all(dir.join("ws/sub")).expect("temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("katari-config-{name}-"))
+            .tempdir()
+            .expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("home")).expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("ws/sub")).expect("temp dir");
         Fixture { dir }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
+        self.dir.path().join(rel)
     }
 
     fn write(&self, rel: &str, text: &str) -> &Self {
@@ -83,7 +79,10 @@ impl Fixture {
             .expect_err("the configuration has problems");
         err.problems
             .iter()
-            .map(|p| p.render().replace(&self.dir.display().to_string(), "T"))
+            .map(|p| {
+                p.render()
+                    .replace(&self.dir.path().display().to_string(), "T")
+            })
             .collect()
     }
 
@@ -91,7 +90,10 @@ impl Fixture {
         self.load()
             .warnings
             .iter()
-            .map(|p| p.render().replace(&self.dir.display().to_string(), "T"))
+            .map(|p| {
+                p.render()
+                    .replace(&self.dir.path().display().to_string(), "T")
+            })
             .collect()
     }
 }

@@ -308,10 +308,11 @@ fn no_tools_gives_an_empty_record() {
 
 /// Every diagnostic of the file at `path`, rendered, with whether any is an error.
 fn check_text(tag: &str, text: &str) -> (bool, String) {
-    let dir = std::env::temp_dir().join(format!("katari-bindings-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    let file = dir.join("bindings.kt");
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("katari-bindings-{tag}-"))
+        .tempdir()
+        .expect("scratch folder");
+    let file = dir.path().join("bindings.kt");
     std::fs::write(&file, text).expect("write");
     let (program, _) = crate::front::load(&file);
     let errors = program.diagnostics.iter().any(|d| d.is_error());
@@ -320,7 +321,6 @@ fn check_text(tag: &str, text: &str) -> (bool, String) {
         .iter()
         .map(|d| katari_lang::render::render(d, &program.sources, false))
         .collect();
-    let _ = std::fs::remove_dir_all(&dir);
     (errors, shown)
 }
 

@@ -389,8 +389,8 @@ fn console_writes_lines_and_redacts() {
 
 #[test]
 fn files_read_the_blob_store() {
-    let dir = std::env::temp_dir().join(format!("katari-blobs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let dir = scratch.path().to_path_buf();
     let id = format!("sha256-{}", "ab".repeat(32));
     std::fs::write(dir.join(&id), b"hello").expect("blob");
     std::fs::write(
@@ -435,7 +435,6 @@ fn files_read_the_blob_store() {
         ),
         "panic: file.path: file ../../etc/passwd does not exist in the local blob store"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
