@@ -42,7 +42,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
-python=$(.peers/py/bin/python -c 'import platform, importlib.metadata as m; print(f"CPython {platform.python_version()}, mcp {m.version(\"mcp\")}")' 2>/dev/null || echo "not installed")
+python=$(.peers/py/bin/python -c 'import platform, importlib.metadata as m; print("CPython " + platform.python_version() + ", mcp " + m.version("mcp"))' 2>/dev/null || echo "Python SDK not installed")
 
 section=$(cat <<MD
 ## MCP meta-functions
