@@ -1271,21 +1271,8 @@ fn suggest(name: &str) -> Option<&'static str> {
         .map(|(_, n)| n)
 }
 
-/// The edit distance between two names (for "did you mean").
-pub fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(cur + 1).min(row[j] + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
+/// The edit distance between two names (for "did you mean"): the front end's one measure.
+pub use katari_lang::suggest::edit_distance as distance;
 
 /// The real file system with the synthetic module laid over it.
 struct Overlay {
