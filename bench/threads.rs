@@ -9,10 +9,11 @@
 //! `pending` by a process that has ended) are added with rusqlite in one transaction. katari
 //! never runs `ANALYZE`, so neither does this.
 //!
-//! Beside the commands it times, in this process, the SQL each listing needs (katari's query
-//! pattern, one statement per thread, against one aggregate statement for all threads) and
-//! prints the query plans, so a slow listing can be traced to its queries. Timings, never
-//! assertions: a wrong output shows as a WARNING line and the process still exits 0.
+//! Beside the commands it times, in this process, the SQL of the listing done in several ways
+//! (three statements per thread as katari first did, one statement, the two statements katari
+//! runs since schema 3, and the floor of reading `threads` alone) and prints the query plans, so
+//! a slow listing can be traced to its queries. Timings, never assertions: a wrong output shows
+//! as a WARNING line and the process still exits 0.
 //!
 //! Usage: `cargo bench -p katari --bench threads -- [--runs N] [--threads N] [--messages N]
 //! [--katari PATH] [--keep DIR]`.
@@ -688,10 +689,10 @@ fn main() {
         }
     }
 
-    // The SQL alone, in this process: katari's pattern for `get threads` (the listing query,
-    // then per thread its row with the turn count, the last turn number and that turn's rows)
-    // against other ways of getting the same columns, to show where the time goes and what
-    // would remove it.
+    // The SQL alone, in this process: the ways `get threads` can get its columns — katari's first
+    // pattern (the listing query, then per thread its row with the turn count, the last turn
+    // number and that turn's rows), one statement, katari's two statements since schema 3, and
+    // the floor of a listing that reads `threads` alone — to show where the time goes.
     let conn = Connection::open(&db).expect("open katari.db");
     let listing =
         "SELECT id FROM threads WHERE scope = 'agent' OR (scope = 'project' AND owner = ?1)
@@ -702,7 +703,7 @@ fn main() {
     let max_turn = "SELECT MAX(turn) FROM messages WHERE thread_id = ?1";
     let turn_rows =
         "SELECT status, writer_pid, writer_start FROM messages WHERE thread_id = ?1 AND turn = ?2";
-    let per_thread = |conn: &Connection, cached: bool| -> rusqlite::Result<usize> {
+    let per_thread = |conn: &Connection| -> rusqlite::Result<usize> {
         let ids: Vec<String> = conn
             .prepare(listing)?
             .query_map([USER], |r| r.get(0))?
@@ -711,17 +712,8 @@ fn main() {
             Ok((r.get(0)?, r.get(8)?))
         };
         for id in &ids {
-            let _: (String, i64) = if cached {
-                conn.prepare_cached(info)?.query_row([id], row)?
-            } else {
-                conn.query_row(info, [id], row)?
-            };
-            let turn: Option<i64> = if cached {
-                conn.prepare_cached(max_turn)?
-                    .query_row([id], |r| r.get(0))?
-            } else {
-                conn.query_row(max_turn, [id], |r| r.get(0))?
-            };
+            let _: (String, i64) = conn.query_row(info, [id], row)?;
+            let turn: Option<i64> = conn.query_row(max_turn, [id], |r| r.get(0))?;
             if let Some(turn) = turn {
                 let mut s = conn.prepare_cached(turn_rows)?;
                 let rows = s.query_map(params![id, turn], |r| {
@@ -738,9 +730,10 @@ fn main() {
         }
         Ok(ids.len())
     };
-    // Two statements: the listing with the last turn's number as the turn count (turns are
-    // numbered 1, 2, … without gaps: a turn takes MAX + 1 and `.undo` removes only the last
-    // one), and every unfinished row of the database, through the partial index.
+    // Two statements, as katari runs them since schema 3: the listing with the last turn's
+    // number as the turn count (turns are numbered 1, 2, … without gaps: a turn takes MAX + 1
+    // and `.undo` removes only the last one), and every row not complete, through the partial
+    // index.
     let listing_max = "SELECT t.id, t.scope, t.agent, t.project, t.owner, t.title, t.created_at,
                t.last_turn_at, (SELECT MAX(turn) FROM messages WHERE thread_id = t.id)
         FROM threads t
@@ -771,15 +764,15 @@ fn main() {
         }
         Ok(n)
     };
-    // A copy with a partial index of the unfinished rows, so the original stays as katari made
-    // it.
+    // A copy with the partial index of the rows not complete (schema 3 has it; older katari
+    // databases do not), so the original stays as katari made it.
     let copy = home.join("katari-indexed.db");
     let indexed = std::fs::copy(&db, &copy)
         .map_err(|e| rusqlite::Error::InvalidPath(PathBuf::from(e.to_string())))
         .and_then(|_| Connection::open(&copy))
         .and_then(|c| {
             c.execute_batch(
-                "CREATE INDEX messages_unfinished ON messages (thread_id, turn)
+                "CREATE INDEX IF NOT EXISTS messages_unfinished ON messages (thread_id, turn)
                  WHERE status != 'complete'",
             )?;
             Ok(c)
@@ -788,27 +781,17 @@ fn main() {
     let sql_runs = opts.runs.min(11);
     let sql = [
         (
-            "katari's pattern: the listing, then per thread 2 `query_row` (each prepared anew) and the last turn's rows",
-            time_sql(1, sql_runs, || in_read_tx(&conn, |c| per_thread(c, false))),
+            "three statements per thread, two of them prepared anew each time (katari's `get threads` up to commit 0f8d4c5)",
+            time_sql(1, sql_runs, || in_read_tx(&conn, per_thread)),
         ),
         (
-            "the same with every statement `prepare_cached`",
-            time_sql(1, sql_runs, || in_read_tx(&conn, |c| per_thread(c, true))),
-        ),
-        (
-            "one statement with correlated subqueries (turn count, the last turn's unfinished rows)",
-            time_sql(1, sql_runs, || {
-                in_read_tx(&conn, |c| statement(c, ONE_STATEMENT, 10))
-            }),
-        ),
-        (
-            "that statement with a partial index `messages (thread_id, turn) WHERE status != 'complete'`",
+            "one statement with correlated subqueries (turn count, the last turn's rows not complete through `messages_unfinished`)",
             time_sql(1, sql_runs, || {
                 in_read_tx(&indexed, |c| statement(c, ONE_STATEMENT, 10))
             }),
         ),
         (
-            "two statements: the listing with `MAX(turn)` as the turn count, then every unfinished row through that partial index",
+            "two statements: the listing with `MAX(turn)` as the turn count, then every row not complete through `messages_unfinished` (katari's `get threads` since commit 2450045, schema 3)",
             time_sql(1, sql_runs, || in_read_tx(&indexed, two)),
         ),
         (
@@ -827,20 +810,30 @@ fn main() {
             .map_or_else(|e| e.to_string(), |v| v.join("; "))
     };
     let plans = [
-        ("listing", plan(&conn, listing, &[&USER])),
-        ("thread row + turn count", plan(&conn, info, &[&"x"])),
-        ("last turn number", plan(&conn, max_turn, &[&"x"])),
-        ("last turn's rows", plan(&conn, turn_rows, &[&"x", &1])),
+        ("first pattern, the listing", plan(&conn, listing, &[&USER])),
         (
-            "one statement, with the partial index",
-            plan(&indexed, ONE_STATEMENT, &[&USER]),
+            "first pattern, thread row + turn count",
+            plan(&conn, info, &[&"x"]),
         ),
         (
-            "unfinished rows, with the partial index",
+            "first pattern, last turn number",
+            plan(&conn, max_turn, &[&"x"]),
+        ),
+        (
+            "first pattern, last turn's rows",
+            plan(&conn, turn_rows, &[&"x", &1]),
+        ),
+        ("one statement", plan(&indexed, ONE_STATEMENT, &[&USER])),
+        (
+            "since schema 3, the listing with `MAX(turn)`",
+            plan(&indexed, listing_max, &[&USER]),
+        ),
+        (
+            "since schema 3, the rows not complete",
             plan(&indexed, unfinished, &[]),
         ),
         (
-            "prefix range",
+            "prefix range (`get thread`, `describe thread`)",
             plan(
                 &conn,
                 "SELECT id FROM threads WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1000",
