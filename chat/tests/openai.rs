@@ -343,8 +343,9 @@ async fn http_401_names_the_llm_and_the_fix_with_the_providers_message() {
     let e = err(complete(&client(&fake), &request(true)).await.0);
     assert_eq!(
         e.message,
-        "LLM 'fake' rejected the API key (HTTP 401). Check api_key_env or api_key in [llm.fake].\nIncorrect API key provided: sk-ab***yz.[31m"
+        "LLM 'fake' rejected the API key (HTTP 401). Check api_key_env or api_key in [llm.fake].\nIncorrect API key provided: sk-ab***yz.\u{1b}[31m"
     );
+    // The provider keeps the text whole; the host sanitises it where a terminal shows it.
     assert!(!e.after_output);
     // Not retried.
     assert_eq!(fake.requests().len(), 1);
