@@ -719,6 +719,27 @@ fn tokens_bench() -> String {
             }}));
         }
     }
+    let messages: Vec<String> = katari_request["messages"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|m| {
+                    let content = m["content"].as_str().unwrap_or("(parts)");
+                    let shown: String = content.chars().take(60).collect();
+                    format!("{} {:?}", m["role"].as_str().unwrap_or("?"), shown)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let messages = messages.join("; ");
+    // Server instructions go into `mcp_search_S`'s description (katari's side only).
+    let instructions: Vec<String> = servers
+        .iter()
+        .filter_map(|s| {
+            let text = s.handshake()?.instructions?;
+            (!text.trim().is_empty()).then(|| format!("{} {} bytes", s.name(), text.len()))
+        })
+        .collect();
     for s in &servers {
         s.close();
     }
@@ -813,9 +834,17 @@ fn tokens_bench() -> String {
         ));
     }
     md.push_str(&format!(
-        "katari's functions: {} (in-process `MetaTools::specs()`: {}). katari's own run against \
+        "katari's `tools` include the servers' instructions ({}), which the flat request leaves \
+         out; the messages (the same in all three): {}.\n\n\
+         katari's functions: {} (in-process `MetaTools::specs()`: {}). katari's own run against \
          the model (`--temperature 0 --seed 42`): `usage.prompt_tokens` {} over the turn, {} tool \
          call(s), finish reason {}.\n",
+        if instructions.is_empty() {
+            "none".to_string()
+        } else {
+            instructions.join(", ")
+        },
+        messages,
         sent.join(", "),
         if in_process == sent {
             "the same".to_string()
