@@ -3,10 +3,12 @@
 //! metadata clamped to 4096 bytes. A kind whose listing fails is reported, not fatal.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
 use super::MetaServer;
+use super::search::Index;
 
 /// The longest metadata string shown to the model, in bytes (§10.3.5).
 pub const METADATA_LIMIT: usize = 4096;
@@ -89,6 +91,9 @@ pub struct Catalog {
     pub entries: Vec<Entry>,
     /// The kinds whose listing failed, with what went wrong.
     pub unavailable: Vec<(Kind, String)>,
+    /// The search index, built by the first search and dropped with the catalog, so that it is
+    /// rebuilt exactly when the catalog is fetched again (§10.3.4).
+    index: OnceLock<Index>,
 }
 
 impl Catalog {
@@ -97,6 +102,14 @@ impl Catalog {
         self.entries
             .iter()
             .find(|e| e.kind == kind && (e.id == id || e.raw_id == id))
+    }
+
+    /// The search index of the entries for which `visible` holds, built on the first call.
+    /// Later calls get that same index whatever their `visible`: a catalog belongs to one
+    /// server, whose `--allow-tool` patterns do not change.
+    pub fn index(&self, visible: impl Fn(&Entry) -> bool) -> &Index {
+        self.index
+            .get_or_init(|| Index::new(&self.entries, visible))
     }
 
     /// Why `kind` could not be listed, if it could not.

@@ -551,12 +551,8 @@ impl MetaServer {
         let query = args.required("query")?;
         let top_k = args.integer("top_k")?.unwrap_or(8).clamp(1, 20) as usize;
         let (catalog, _) = self.catalog(false).await?;
-        let visible: Vec<&Entry> = catalog
-            .entries
-            .iter()
-            .filter(|e| e.kind != Kind::Tool || self.allowed(&e.raw_id))
-            .collect();
-        Ok(search::response(&self.inner.name, query, top_k, &catalog, &visible).to_string())
+        let index = catalog.index(|e| e.kind != Kind::Tool || self.allowed(&e.raw_id));
+        Ok(search::response(&self.inner.name, query, top_k, &catalog, index).to_string())
     }
 
     /// The entry of `kind` and `id`, refreshing the catalog once when it is missing; a kind
