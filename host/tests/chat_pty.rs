@@ -351,3 +351,78 @@ fn model_text_is_sanitised_on_a_terminal() {
     assert!(before.contains("plain and red "), "{before:?}");
     assert!(!before.contains('\u{1b}'), "{before:?}");
 }
+
+/// A home whose project `ops` has `tests/meta/slow_server.py` (the Python SDK) as server `slow`.
+fn slow_server_home(llm: &FakeLlm) -> TempDir {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let quoted = |p: &Path| serde_json::to_string(&p.display().to_string()).expect("JSON string");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[llm.fake]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n\n\
+             [agent.alice]\nllm = \"fake\"\n\n[[agent.alice.membership]]\nproject = \"ops\"\n\n\
+             [project.ops]\nllm = \"fake\"\nmcp_servers = [\"slow\"]\n\n\
+             [mcp.slow]\ncommand = {}\nargs = [{}]\n",
+            llm.base_url(),
+            quoted(&katari_tests::peers::python_mcp()),
+            quoted(&katari_tests::peers::repo_root().join("tests/meta/slow_server.py")),
+        ),
+    )
+    .expect("config");
+    dir
+}
+
+/// Waits up to 30 s for `path` to exist.
+fn appears(path: &Path) -> bool {
+    for _ in 0..300 {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn ctrl_c_during_an_mcp_call_tells_the_server_to_cancel_it() {
+    let llm = FakeLlm::start();
+    let dir = slow_server_home(&llm);
+    let marker = dir.path().join("wait");
+    let arguments = serde_json::json!({"tool": "wait", "arguments": {"marker": marker}});
+    llm.push(Script::tool_calls(vec![FakeCall::new(
+        0,
+        "w1",
+        "mcp_invoke_slow",
+        &arguments.to_string(),
+    )]));
+    llm.push(Script::text("after the interruption"));
+    let mut s = spawn_command(
+        katari(dir.path(), &["chat", "alice", "--project", "ops"]),
+        Some(EXPECT_MS),
+    )
+    .expect("katari chat starts on a pty");
+    expect(&mut s, "alice@ops> ");
+    s.send_line("wait for it").expect("type");
+    assert!(
+        appears(&dir.path().join("wait.started")),
+        "the server's tool never started"
+    );
+    s.send_control('c').expect("Ctrl-C");
+    expect(&mut s, "(turn cancelled)");
+    expect(&mut s, "alice@ops> ");
+    // The server is still running (it stops when the chat ends): only the notification can
+    // have cancelled its call.
+    assert!(
+        appears(&dir.path().join("wait.cancelled")),
+        "the server was not told that its call was cancelled"
+    );
+    s.send_line("next question").expect("type");
+    expect(&mut s, "after the interruption");
+    expect(&mut s, "alice@ops> ");
+    s.send_control('d').expect("Ctrl-D");
+    s.exp_eof().expect("the chat ends");
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(users(&requests[1]), vec!["next question"]);
+    pairs(&llm);
+}

@@ -16,12 +16,14 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ClientHandler;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, CustomRequest, Implementation, JsonObject, PaginatedRequestParams,
-    ProtocolVersion, ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
+    CustomRequest, Implementation, JsonObject, PaginatedRequestParams, ProtocolVersion, RequestId,
+    ServerResult, Tool,
 };
 use rmcp::service::{
-    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+    NotificationContext, Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
+    ServiceError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
@@ -591,6 +593,11 @@ async fn connect_stdio(spec: &ServerSpec, session: &Session) -> Result<Service, 
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
+    // Its own process group: Ctrl-C on katari's terminal cancels a turn or an evaluation and
+    // must not kill the servers the session keeps (`host.md` §7.10.6: the running calls are
+    // cancelled with a notification instead). They still end with katari: their stdin closes.
+    #[cfg(unix)]
+    cmd.process_group(0);
     let stderr = match stderr_log {
         Some(path) => {
             if let Some(parent) = path.parent() {
@@ -988,7 +995,7 @@ pub async fn request_raw(
                     .send_cancellable_request(request, PeerRequestOptions::no_options())
                     .await?;
                 let id = serde_json::to_value(&handle.id).unwrap_or_default();
-                let typed = handle.await_response().await?;
+                let typed = answer_or_cancel(handle).await?;
                 match conn.tap.take(&id) {
                     Some(raw) => Ok(raw),
                     None => {
@@ -999,6 +1006,40 @@ pub async fn request_raw(
         },
     )
     .await
+}
+
+/// Waits for the answer to `handle`. When the wait is dropped first (a chat turn cancelled with
+/// Ctrl-C, a script's branch cancelled), the server is told with `notifications/cancelled`
+/// (`host.md` §7.10.6), so it can stop the work instead of finishing it for no one.
+async fn answer_or_cancel(handle: RequestHandle<RoleClient>) -> Result<ServerResult, ServiceError> {
+    /// Sends the cancellation when dropped while still armed.
+    struct CancelOnDrop {
+        peer: Peer<RoleClient>,
+        id: Option<RequestId>,
+    }
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+            else {
+                return;
+            };
+            let peer = self.peer.clone();
+            let reason = Some("cancelled by the client".to_string());
+            runtime.spawn(async move {
+                let notification =
+                    CancelledNotification::new(CancelledNotificationParam::new(Some(id), reason));
+                // The session may be gone already; then there is no one left to tell.
+                let _ = peer.send_notification(notification.into()).await;
+            });
+        }
+    }
+    let mut guard = CancelOnDrop {
+        peer: handle.peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    guard.id = None;
+    answer
 }
 
 /// A number that changes whenever the cached session of `d` received a list-changed
@@ -1129,7 +1170,10 @@ pub async fn call_tool(
                 // type it does not know) is kept: `prelude.md` §14.4 turns such a block into the
                 // line `(<type> content)`.
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-                match peer.send_request(request).await? {
+                let handle = peer
+                    .send_cancellable_request(request, PeerRequestOptions::no_options())
+                    .await?;
+                match answer_or_cancel(handle).await? {
                     ServerResult::CallToolResult(result) => Ok(result),
                     ServerResult::CustomResult(custom) => {
                         lenient_call_result(custom.0).ok_or(ServiceError::UnexpectedResponse)
