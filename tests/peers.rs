@@ -106,11 +106,8 @@ impl Peer {
     pub fn start(mut command: Command, port: u16) -> Peer {
         let program = format!("{:?}", command.get_program());
         // Stderr goes to a file, not a pipe: a pipe nobody reads would block a chatty peer.
-        let log =
-            std::env::temp_dir().join(format!("katari-peer-{}-{port}.log", std::process::id()));
-        let stderr = std::fs::File::create(&log)
-            .map(Stdio::from)
-            .unwrap_or_else(|_| Stdio::null());
+        let log = startup_log("katari-peer-");
+        let stderr = log_stdio(&log);
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -120,7 +117,7 @@ impl Peer {
         let mut peer = Peer { child, port };
         if !wait_for_port(port, Duration::from_secs(30)) {
             let _ = peer.child.kill();
-            let err: String = std::fs::read_to_string(&log)
+            let err: String = std::fs::read_to_string(log.path())
                 .unwrap_or_default()
                 .lines()
                 .take(40)
@@ -128,7 +125,6 @@ impl Peer {
                 .collect();
             panic!("test peer {program} did not listen on port {port} within 30 s:\n{err}");
         }
-        let _ = std::fs::remove_file(&log);
         peer
     }
 
@@ -193,14 +189,8 @@ pub fn start_local_llm() -> Peer {
     // Two threads are fastest on an idle machine and several times slower than one while other
     // work keeps a core busy; `auto` lets serve.py choose by the load average.
     let threads = std::env::var("KATARI_LLM_THREADS").unwrap_or_else(|_| "auto".into());
-    let log = std::env::temp_dir().join(format!(
-        "katari-local-llm-{}-{:?}.log",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let stderr = std::fs::File::create(&log)
-        .map(Stdio::from)
-        .unwrap_or_else(|_| Stdio::null());
+    let log = startup_log("katari-local-llm-");
+    let stderr = log_stdio(&log);
     let mut child = Command::new(&python)
         .arg(&serve)
         .args([
@@ -241,8 +231,7 @@ pub fn start_local_llm() -> Peer {
     let Some(port) = port else {
         let _ = child.kill();
         let _ = child.wait();
-        let err = std::fs::read_to_string(&log).unwrap_or_default();
-        let _ = std::fs::remove_file(&log);
+        let err = std::fs::read_to_string(log.path()).unwrap_or_default();
         let tail: Vec<&str> = err.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(
@@ -252,8 +241,21 @@ pub fn start_local_llm() -> Peer {
             tail.join("\n")
         );
     };
-    let _ = std::fs::remove_file(&log);
     Peer { child, port }
+}
+
+/// A fresh file for a peer's stderr while it starts, read when it fails to start; its name is
+/// removed when the value is dropped, once the peer is up.
+fn startup_log(prefix: &str) -> tempfile::NamedTempFile {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".log")
+        .tempfile()
+        .expect("create a peer's log file")
+}
+
+fn log_stdio(log: &tempfile::NamedTempFile) -> Stdio {
+    log.reopen().map(Stdio::from).unwrap_or_else(|_| Stdio::null())
 }
 
 /// The port of a `listening http://127.0.0.1:PORT/v1` line.

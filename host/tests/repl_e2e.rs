@@ -2,22 +2,14 @@
 //! a session on a pseudo-terminal (prompts, continuation, completion, escalation, Ctrl-C).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 
-static SCRATCH: AtomicU32 = AtomicU32::new(0);
+use katari_tests::e2e::Scratch;
 
-/// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`.
-fn scratch(files: &[(&str, &str)]) -> PathBuf {
-    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("katari-repl-e2e-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("home")).expect("create a scratch folder");
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write a file");
-    }
-    dir
+/// A fresh folder holding `files`, with an empty `home/` for `KATARI_HOME`; removed when dropped.
+fn scratch(files: &[(&str, &str)]) -> Scratch {
+    katari_tests::e2e::scratch("repl-e2e", files)
 }
 
 fn katari(dir: &Path, args: &[&str]) -> Command {
@@ -760,12 +752,39 @@ mod terminal {
 
     use std::path::Path;
 
+    use std::ops::{Deref, DerefMut};
+
+    use katari_tests::e2e::Scratch;
+
     use super::{katari, scratch};
 
     const EXPECT_MS: u64 = 30_000;
 
-    fn start() -> PtySession {
-        start_in(&scratch(&[]))
+    /// A session in a scratch folder of its own, which lives as long as the session.
+    struct Session {
+        pty: PtySession,
+        _dir: Scratch,
+    }
+
+    impl Deref for Session {
+        type Target = PtySession;
+        fn deref(&self) -> &PtySession {
+            &self.pty
+        }
+    }
+
+    impl DerefMut for Session {
+        fn deref_mut(&mut self) -> &mut PtySession {
+            &mut self.pty
+        }
+    }
+
+    fn start() -> Session {
+        let dir = scratch(&[]);
+        Session {
+            pty: start_in(&dir),
+            _dir: dir,
+        }
     }
 
     fn start_in(dir: &Path) -> PtySession {
