@@ -255,7 +255,9 @@ fn startup_log(prefix: &str) -> tempfile::NamedTempFile {
 }
 
 fn log_stdio(log: &tempfile::NamedTempFile) -> Stdio {
-    log.reopen().map(Stdio::from).unwrap_or_else(|_| Stdio::null())
+    log.reopen()
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null())
 }
 
 /// The port of a `listening http://127.0.0.1:PORT/v1` line.
