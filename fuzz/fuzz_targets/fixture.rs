@@ -41,7 +41,7 @@ agent shift(p: point, by: number ?= 1) -> point { point(x = p.x + by, y = p.y) }
 
 @"Labels a tagged value."
 agent label(t: tagged, extra: { note: string, weight: number | null }) -> string {
-  f"${t.label} at ${t.at.x}: ${extra.note}"
+  f"${t.label} at ${string.to_string(value = t.at.x)}: ${extra.note}"
 }
 
 @"Always refuses with a typed error."
@@ -63,19 +63,20 @@ agent lookup_remote(key: string) -> string { lookup(key = key) }
 
 @"Counts to n (the step limit stops a large n)."
 agent count(n: integer) -> integer {
-  var total = 0
-  for (i in array.range(start = 0, end = n)) { total = total + 1 }
-  total
+  for (let i in array.range(start = 0, end = n), var total = 0) { next with { total = total + 1 } } then { total }
 }
 
 agent first[T](items: array[T], fallback: T) -> T {
-  if (array.length(items = items) > 0) { items[0] } else { fallback }
+  match (array.get(target = items, index = 0)) {
+    case null -> fallback
+    case x -> x
+  }
 }
 
 agent main() -> string {
   let p = first(items = [point(x = 1, y = 2)], fallback = point(x = 0, y = 0))
   let s = first(items = ["a"], fallback = "b")
-  f"${p.x} ${s}"
+  f"${string.to_string(value = p.x)} ${s}"
 }
 "#;
 
