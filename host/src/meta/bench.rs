@@ -32,7 +32,7 @@ use katari_tests::fake_llm::FakeLlm;
 use katari_tests::peers;
 use serde_json::{Value, json};
 
-use super::catalog::{Entry, Kind};
+use super::catalog::{self, Entry, Kind};
 use super::search::{self, tokens};
 use super::{MetaServer, MetaTools, Spill};
 use crate::paths::Paths;
@@ -452,15 +452,16 @@ fn next_cursor(reply: &str) -> Option<String> {
 }
 
 /// Every page of `tools/list` through katari's MCP client (`MetaServer::raw`), without building
-/// the catalog: the number of pages.
-fn client_pages(server: &MetaServer) -> usize {
+/// the catalog: the raw result texts.
+fn client_pages(server: &MetaServer) -> Vec<String> {
     block(async {
         let mut params = serde_json::Map::new();
-        let mut pages = 0;
+        let mut pages = Vec::new();
         loop {
             let reply = server.raw("tools/list", params).await.expect("tools/list");
-            pages += 1;
-            match next_cursor(&reply) {
+            let next = next_cursor(&reply);
+            pages.push(reply);
+            match next {
                 Some(c) => params = serde_json::Map::from_iter([("cursor".into(), json!(c))]),
                 None => return pages,
             }
@@ -493,7 +494,8 @@ fn catalog_bench() -> (String, String) {
         block(server.catalog(true)).expect("the catalog");
         raw.list_tools();
     }
-    assert_eq!(client_pages(&server), pages);
+    let texts = client_pages(&server);
+    assert_eq!(texts.len(), pages);
     // Wall times, and this process's CPU time (katari's threads, not the server's), per fetch.
     let mut wall: [Vec<f64>; 3] = Default::default();
     let mut cpu: [Vec<f64>; 3] = Default::default();
@@ -521,6 +523,18 @@ fn catalog_bench() -> (String, String) {
             }
         }
     }
+    // The parse alone: the same replies made into catalog entries in-process.
+    let mut parse = Vec::new();
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let mut entries = Vec::new();
+        for text in &texts {
+            catalog::page(Kind::Tool, text, &mut entries).expect("a page");
+        }
+        parse.push(ms(start.elapsed()));
+        assert_eq!(entries.len(), tools);
+    }
+    let (qm, qp) = median_p90(&parse);
     let [katari, client, plain] = &wall;
     let cpu_median = |k: usize| -> String {
         if cpu[k].is_empty() {
@@ -541,6 +555,7 @@ fn catalog_bench() -> (String, String) {
          | measurement | median ms | p90 ms | per page median ms | client CPU median ms |\n|---|---:|---:|---:|---:|\n\
          | katari: `MetaServer::catalog` (fetch, parse, catalog entries) | {km:.1} | {kp:.1} | {:.2} | {} |\n\
          | of which katari's MCP client: the same requests through `client::request_raw` | {cm:.1} | {cp:.1} | {:.2} | {} |\n\
+         | of which parsing the replies into entries (`catalog::page`, in-process) | {qm:.1} | {qp:.1} | {:.2} | {qm:.1} |\n\
          | plain: the same requests by hand on stdio (server + pipe) | {pm:.1} | {pp:.1} | {:.2} | {} |\n\n\
          Client CPU: this process's CPU time during the fetch (all its threads; the server is \
          another process).\n\n",
@@ -548,6 +563,7 @@ fn catalog_bench() -> (String, String) {
         cpu_median(0),
         cm / pages as f64,
         cpu_median(1),
+        qm / pages as f64,
         pm / pages as f64,
         cpu_median(2),
     );

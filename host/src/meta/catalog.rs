@@ -139,8 +139,21 @@ pub fn clamp_to(text: &str, limit: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-fn string(item: &Map<String, Value>, key: &str) -> Option<String> {
-    item.get(key).and_then(Value::as_str).map(clamp)
+/// `text` clamped, reusing its buffer when it is within the limit.
+fn clamp_owned(text: String) -> String {
+    if text.len() <= METADATA_LIMIT {
+        text
+    } else {
+        clamp(&text)
+    }
+}
+
+/// The string member `key` of `item`, taken out and clamped.
+fn string(item: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match item.remove(key)? {
+        Value::String(text) => Some(clamp_owned(text)),
+        _ => None,
+    }
 }
 
 /// `annotations.audience` as clamped strings, when the item has one.
@@ -149,9 +162,12 @@ fn audience(item: &Map<String, Value>) -> Option<Vec<String>> {
     Some(list.iter().filter_map(Value::as_str).map(clamp).collect())
 }
 
-/// One listed item as an entry; `None` when it lacks its id.
-fn entry(kind: Kind, item: &Value) -> Option<Entry> {
-    let item = item.as_object()?;
+/// One listed item as an entry; `None` when it lacks its id. The item's strings and schemas
+/// are moved into the entry, not copied.
+fn entry(kind: Kind, item: Value) -> Option<Entry> {
+    let Value::Object(mut item) = item else {
+        return None;
+    };
     let id_key = match kind {
         Kind::Tool | Kind::Prompt => "name",
         Kind::Resource => "uri",
@@ -159,42 +175,70 @@ fn entry(kind: Kind, item: &Value) -> Option<Entry> {
     };
     let raw_id = item.get(id_key)?.as_str()?.to_string();
     let id = clamp(&raw_id);
-    let title = string(item, "title").or_else(|| {
+    let title = string(&mut item, "title").or_else(|| {
         item.get("annotations")
             .and_then(|a| a.get("title"))
             .and_then(Value::as_str)
             .map(clamp)
     });
-    let arguments = (kind == Kind::Prompt)
-        .then(|| item.get("arguments").and_then(Value::as_array))
-        .flatten()
-        .map(|list| {
-            list.iter()
+    let arguments = match item.remove("arguments") {
+        Some(Value::Array(list)) if kind == Kind::Prompt => Some(
+            list.into_iter()
                 .filter_map(|a| {
-                    let a = a.as_object()?;
+                    let Value::Object(mut a) = a else {
+                        return None;
+                    };
                     Some(Argument {
-                        name: clamp(a.get("name")?.as_str()?),
-                        description: string(a, "description"),
+                        name: string(&mut a, "name")?,
+                        description: string(&mut a, "description"),
                         required: a.get("required").and_then(Value::as_bool) == Some(true),
                     })
                 })
-                .collect()
-        });
+                .collect(),
+        ),
+        _ => None,
+    };
+    let audience = audience(&item);
     let is_tool = kind == Kind::Tool;
+    let mut schema = |key: &str| is_tool.then(|| item.remove(key)).flatten();
+    let (input_schema, output_schema, annotations) = (
+        schema("inputSchema"),
+        schema("outputSchema"),
+        schema("annotations"),
+    );
     Some(Entry {
         kind,
-        name: string(item, "name").unwrap_or_else(|| id.clone()),
+        name: string(&mut item, "name").unwrap_or_else(|| id.clone()),
         id,
         raw_id,
         title,
-        description: string(item, "description"),
-        mime_type: string(item, "mimeType"),
+        description: string(&mut item, "description"),
+        mime_type: string(&mut item, "mimeType"),
         size: item.get("size").and_then(Value::as_u64),
-        audience: audience(item),
+        audience,
         arguments,
-        input_schema: is_tool.then(|| item.get("inputSchema").cloned()).flatten(),
-        output_schema: is_tool.then(|| item.get("outputSchema").cloned()).flatten(),
-        annotations: is_tool.then(|| item.get("annotations").cloned()).flatten(),
+        input_schema,
+        output_schema,
+        annotations,
+    })
+}
+
+/// One page of `kind`'s listing, the raw result `text`: its items appended to `entries` (each
+/// parsed once, its values moved into the entry), and its `nextCursor`.
+pub fn page(kind: Kind, text: &str, entries: &mut Vec<Entry>) -> Result<Option<String>, String> {
+    let field = kind.listing().1;
+    let page: Value =
+        serde_json::from_str(text).map_err(|e| format!("the reply is not JSON: {e}"))?;
+    let Value::Object(mut page) = page else {
+        return Err(format!("the reply has no '{field}' list"));
+    };
+    let Some(Value::Array(items)) = page.remove(field) else {
+        return Err(format!("the reply has no '{field}' list"));
+    };
+    entries.extend(items.into_iter().filter_map(|item| entry(kind, item)));
+    Ok(match page.remove("nextCursor") {
+        Some(Value::String(next)) => Some(next),
+        _ => None,
     })
 }
 
@@ -202,7 +246,7 @@ fn entry(kind: Kind, item: &Value) -> Option<Entry> {
 /// twice ends the listing (§10.3.2). A server that answers `resources/templates/list` with
 /// "method not found" has no templates.
 async fn list(server: &MetaServer, kind: Kind) -> Result<Vec<Entry>, String> {
-    let (method, field) = kind.listing();
+    let method = kind.listing().0;
     let mut entries = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -218,16 +262,9 @@ async fn list(server: &MetaServer, kind: Kind) -> Result<Vec<Entry>, String> {
             }
             Err(e) => return Err(format!("{method} failed: {e}")),
         };
-        let page: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{method} failed: the reply is not JSON: {e}"))?;
-        let Some(items) = page.get(field).and_then(Value::as_array) else {
-            return Err(format!("{method} failed: the reply has no '{field}' list"));
-        };
-        entries.extend(items.iter().filter_map(|item| entry(kind, item)));
-        match page.get("nextCursor").and_then(Value::as_str) {
-            Some(next) if !next.is_empty() && seen.insert(next.to_string()) => {
-                cursor = Some(next.to_string());
-            }
+        let next = page(kind, &text, &mut entries).map_err(|e| format!("{method} failed: {e}"))?;
+        match next {
+            Some(next) if !next.is_empty() && seen.insert(next.clone()) => cursor = Some(next),
             _ => return Ok(entries),
         }
     }
@@ -292,20 +329,20 @@ mod tests {
     fn entries_keep_schemas_and_report_audience() {
         let tool = json!({"name": "t", "title": "T", "inputSchema": {"type": "object", "z": 1, "a": 2},
                           "annotations": {"readOnlyHint": true}});
-        let e = entry(Kind::Tool, &tool).expect("entry");
+        let e = entry(Kind::Tool, tool).expect("entry");
         assert_eq!(e.name, "t");
         assert_eq!(
             serde_json::to_string(&e.input_schema).expect("json"),
             r#"{"type":"object","z":1,"a":2}"#
         );
         let resource = json!({"uri": "x://1", "name": "one", "annotations": {"audience": ["user", 3]}, "size": 12});
-        let e = entry(Kind::Resource, &resource).expect("entry");
+        let e = entry(Kind::Resource, resource).expect("entry");
         assert_eq!(e.audience, Some(vec!["user".to_string()]));
         assert_eq!(e.size, Some(12));
-        assert_eq!(entry(Kind::Resource, &json!({"name": "no uri"})), None);
+        assert_eq!(entry(Kind::Resource, json!({"name": "no uri"})), None);
         let prompt =
             json!({"name": "p", "arguments": [{"name": "a", "required": true}, {"name": "b"}, 7]});
-        let e = entry(Kind::Prompt, &prompt).expect("entry");
+        let e = entry(Kind::Prompt, prompt).expect("entry");
         let names: Vec<_> = e
             .arguments
             .iter()

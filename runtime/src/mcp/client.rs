@@ -643,6 +643,8 @@ async fn connect_stdio(spec: &ServerSpec, session: &Session) -> Result<Service, 
 /// the server to exit and then kills it; dropping kills it (`kill_on_drop`).
 struct ChildTransport {
     child: tokio::process::Child,
+    /// Shown each request sent, so that the answer to a raw one reaches rmcp shortened.
+    tap: Arc<RawTap>,
     lines: rmcp::transport::async_rw::AsyncRwTransport<
         RoleClient,
         TapReader<tokio::process::ChildStdout>,
@@ -661,7 +663,11 @@ impl ChildTransport {
             stdin,
         )
         .with_max_line_length(usize::MAX);
-        Ok(ChildTransport { child, lines })
+        Ok(ChildTransport {
+            child,
+            tap: session.tap.clone(),
+            lines,
+        })
     }
 }
 
@@ -676,6 +682,7 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         &mut self,
         item: rmcp::service::TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.tap.sent(&item);
         self.lines.send(item)
     }
 

@@ -59,6 +59,8 @@ impl std::error::Error for SseError {}
 
 /// One session of the legacy transport.
 pub struct LegacySse {
+    /// Shown each message sent, so that the answer to a raw request reaches rmcp shortened.
+    tap: Option<Arc<RawTap>>,
     http: reqwest::Client,
     endpoint: Arc<Url>,
     headers: Arc<HeaderMap>,
@@ -240,8 +242,9 @@ impl LegacySse {
             ));
         }
         let (tx, incoming) = mpsc::channel(64);
-        let reader = tokio::spawn(read(stream, parser, early, tx, tap));
+        let reader = tokio::spawn(read(stream, parser, early, tx, tap.clone()));
         Ok(LegacySse {
+            tap,
             http,
             endpoint: Arc::new(endpoint),
             headers: Arc::new(headers),
@@ -267,10 +270,12 @@ async fn read(
         if !(event.name.is_empty() || event.name == "message") {
             return true;
         }
-        if let Some(tap) = tap {
-            tap.record(event.data.as_bytes());
-        }
-        match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
+        let lean = tap.and_then(|tap| tap.record(event.data.as_bytes()));
+        let decoded = match lean {
+            Some(lean) => serde_json::from_slice::<ServerJsonRpcMessage>(&lean),
+            None => serde_json::from_str::<ServerJsonRpcMessage>(&event.data),
+        };
+        match decoded {
             Ok(message) => tx.send(message).await.is_ok(),
             // A malformed message cannot be matched to its request: end the session so the
             // pending requests fail now instead of timing out.
@@ -305,6 +310,9 @@ impl Transport<RoleClient> for LegacySse {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let Some(tap) = &self.tap {
+            tap.sent(&item);
+        }
         let (http, endpoint, headers) = (
             self.http.clone(),
             self.endpoint.clone(),
