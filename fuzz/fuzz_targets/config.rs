@@ -5,11 +5,11 @@
 //! An input is up to five files separated by NUL bytes (neither TOML nor JSON text holds a raw
 //! NUL), in the order `config.toml`, `mcp.json`, `.katari/config.toml`, `.mcp.json`,
 //! `secrets.toml`; a file the input does not reach does not exist. They are written into a
-//! folder of their own under `/dev/shm` (memory, not disk) once per input. The invariants are
-//! those of the property test `host/src/config/fuzz_tests.rs`: a failed load has problems, each
-//! with a message and a fix and a line inside its file (or naming the file), and no
-//! `secrets.toml` value is ever shown; a load that succeeds is shown (`katari config show`, as
-//! text and as JSON) without a panic.
+//! folder of their own under `/dev/shm` (memory, not disk), each only when it changed. The
+//! invariants are those of the property test `host/src/config/fuzz_tests.rs`: a failed load has
+//! problems, each with a message and a fix and a line inside its file (or naming the file), and
+//! no `secrets.toml` value is ever shown; a load that succeeds is shown (`katari config show`,
+//! as text and as JSON) without a panic.
 //!
 //! The host crate is a binary, so its `config` and `paths` modules are compiled into this target
 //! from their source files; the two modules of the binary that `config` names besides them (the
@@ -64,7 +64,7 @@ mod cli {
 }
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 
@@ -99,27 +99,48 @@ fn env(name: &str) -> Option<String> {
     (name == "GH_TOKEN").then(|| "tok-123".to_string())
 }
 
-fuzz_target!(|data: &[u8]| {
-    let root = root();
-    let mut parts = data.split(|&b| b == 0);
-    let mut secrets = None;
-    for rel in FILES {
-        let path = root.join(rel);
-        match parts.next() {
-            Some(bytes) => {
-                std::fs::write(&path, bytes).expect("write a file");
-                if rel.ends_with("secrets.toml") {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-                        .expect("chmod");
-                    secrets = Some(String::from_utf8_lossy(bytes).into_owned());
-                }
-            }
-            None => {
-                let _ = std::fs::remove_file(&path);
-            }
+/// Makes the file at `path` hold `bytes`, or not exist for `None`; skipped when the previous
+/// input left it so (most mutations change one file, and the file system calls cost more than
+/// loading small files).
+fn place(path: &Path, bytes: Option<&[u8]>, last: &mut Option<Vec<u8>>) {
+    if last.as_deref() == bytes && last.is_some() == path.exists() {
+        return;
+    }
+    match bytes {
+        Some(bytes) => {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            // Created owner-only, as `secrets.toml` must be (§3.3.2); the mode is harmless for
+            // the other files.
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(path)
+                .expect("open a file");
+            file.write_all(bytes).expect("write a file");
+        }
+        None => {
+            let _ = std::fs::remove_file(path);
         }
     }
+    *last = bytes.map(<[u8]>::to_vec);
+}
+
+fuzz_target!(|data: &[u8]| {
+    static LAST: Mutex<[Option<Vec<u8>>; 5]> = Mutex::new([None, None, None, None, None]);
+    let root = root();
+    let mut parts = data.split(|&b| b == 0);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    for (rel, last) in FILES.iter().zip(last.iter_mut()) {
+        place(&root.join(rel), parts.next(), last);
+    }
+    drop(last);
+    let secrets = data
+        .split(|&b| b == 0)
+        .nth(4)
+        .map(|bytes| String::from_utf8_lossy(bytes).into_owned());
     let home = root.join("home");
     let opts = config::LoadOptions {
         paths: paths::Paths {

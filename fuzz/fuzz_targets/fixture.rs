@@ -111,7 +111,11 @@ pub fn machine() -> Arc<Machine> {
         .filter(|d| d.is_error())
         .map(|d| katari_lang::render::render(d, &program.sources, false))
         .collect();
-    assert!(errors.is_empty(), "the fixture has errors:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "the fixture has errors:\n{}",
+        errors.join("\n")
+    );
     let program = Arc::new(program);
     let checked = Arc::new(checked);
     let mut machine = katari_runtime::lower::lower_shared(
