@@ -223,9 +223,9 @@ fn entry(kind: Kind, item: Value) -> Option<Entry> {
     })
 }
 
-/// One page of `kind`'s listing, the raw result `text`: its items appended to `entries` (each
-/// parsed once, its values moved into the entry), and its `nextCursor`.
-pub fn page(kind: Kind, text: &str, entries: &mut Vec<Entry>) -> Result<Option<String>, String> {
+/// One page of `kind`'s listing, the raw result `text`: its items appended to `entries`, each
+/// parsed once and its values moved into the entry.
+pub fn page(kind: Kind, text: &str, entries: &mut Vec<Entry>) -> Result<(), String> {
     let field = kind.listing().1;
     let page: Value =
         serde_json::from_str(text).map_err(|e| format!("the reply is not JSON: {e}"))?;
@@ -236,37 +236,60 @@ pub fn page(kind: Kind, text: &str, entries: &mut Vec<Entry>) -> Result<Option<S
         return Err(format!("the reply has no '{field}' list"));
     };
     entries.extend(items.into_iter().filter_map(|item| entry(kind, item)));
-    Ok(match page.remove("nextCursor") {
-        Some(Value::String(next)) => Some(next),
+    Ok(())
+}
+
+/// The `nextCursor` of a page when it is a string, read without building the page (the other
+/// members are skipped, not parsed into values). `None` as well when `text` is not a JSON
+/// object; [`page`] then reports it.
+fn next_cursor(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Next {
+        #[serde(rename = "nextCursor")]
+        next_cursor: Option<Value>,
+    }
+    match serde_json::from_str::<Next>(text).ok()?.next_cursor? {
+        Value::String(next) => Some(next),
         _ => None,
-    })
+    }
 }
 
 /// Every page of one kind's listing, following `nextCursor` until it is absent; a cursor seen
 /// twice ends the listing (§10.3.2). A server that answers `resources/templates/list` with
-/// "method not found" has no templates.
+/// "method not found" has no templates. Each page is parsed while the next one is requested.
 async fn list(server: &MetaServer, kind: Kind) -> Result<Vec<Entry>, String> {
     let method = kind.listing().0;
-    let mut entries = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
+    let request = |cursor: Option<String>| {
         let mut params = Map::new();
-        if let Some(c) = cursor.take() {
+        if let Some(c) = cursor {
             params.insert("cursor".into(), Value::String(c));
         }
-        let text = match server.raw(method, params).await {
+        server.raw(method, params)
+    };
+    let mut entries = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut reply = request(None).await;
+    for pages in 1.. {
+        let text = match reply {
             Ok(text) => text,
             Err(e) if kind == Kind::Template && e.ends_with("(code -32601)") => {
                 return Ok(entries);
             }
             Err(e) => return Err(format!("{method} failed: {e}")),
         };
-        let next = page(kind, &text, &mut entries).map_err(|e| format!("{method} failed: {e}"))?;
-        match next {
-            Some(next) if !next.is_empty() && seen.insert(next.clone()) => cursor = Some(next),
-            _ => return Ok(entries),
-        }
+        let next = next_cursor(&text)
+            .filter(|next| !next.is_empty() && pages < MAX_PAGES && seen.insert(next.clone()));
+        let Some(next) = next else {
+            page(kind, &text, &mut entries).map_err(|e| format!("{method} failed: {e}"))?;
+            break;
+        };
+        // Biased: the request goes first, so it is on its way (on another of the reactor's
+        // threads) before this one parses the page.
+        let parsed;
+        (reply, parsed) = tokio::join!(biased; request(Some(next)), async {
+            page(kind, &text, &mut entries)
+        });
+        parsed.map_err(|e| format!("{method} failed: {e}"))?;
     }
     Ok(entries)
 }
@@ -323,6 +346,24 @@ mod tests {
         assert!(clamped.starts_with("éé"));
         assert_eq!(clamp(&"a".repeat(4096)).len(), 4096);
         assert_eq!(clamp(&"a".repeat(4097)), format!("{}…", "a".repeat(4093)));
+    }
+
+    #[test]
+    fn pages_give_their_entries_and_top_level_cursor() {
+        let text = r#"{"tools": [{"name": "a", "nextCursor": "inner"}, 7, {"name": "b"}],
+                       "nextCursor": "c2"}"#;
+        let mut entries = Vec::new();
+        page(Kind::Tool, text, &mut entries).expect("a page");
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(next_cursor(text).as_deref(), Some("c2"));
+        assert_eq!(next_cursor(r#"{"tools": [], "nextCursor": 3}"#), None);
+        assert_eq!(next_cursor(r#"{"tools": []}"#), None);
+        assert_eq!(next_cursor("not json"), None);
+        let error = page(Kind::Tool, r#"{"prompts": []}"#, &mut entries).expect_err("no list");
+        assert_eq!(error, "the reply has no 'tools' list");
+        assert!(page(Kind::Tool, "not json", &mut entries).is_err());
+        assert_eq!(entries.len(), 2);
     }
 
     #[test]
