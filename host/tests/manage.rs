@@ -181,6 +181,22 @@ fn add_message(
         ],
     )
     .expect("insert message");
+    // As katari's store does in the same transaction: the thread's row holds its turn count and
+    // the status of its last turn (schema 4).
+    db.execute(
+        "UPDATE threads SET
+            turns = (SELECT MAX(turn) FROM messages WHERE thread_id = ?1),
+            last_status = (
+                SELECT CASE WHEN MAX(status = 'pending') THEN 'pending'
+                            WHEN MIN(status = 'complete') THEN 'complete'
+                            ELSE 'error' END
+                FROM messages
+                WHERE thread_id = ?1
+                  AND turn = (SELECT MAX(turn) FROM messages WHERE thread_id = ?1))
+         WHERE id = ?1",
+        [thread],
+    )
+    .expect("update the thread's last turn");
 }
 
 fn thread_count(s: &Scratch) -> i64 {

@@ -658,13 +658,13 @@ fn a_database_from_a_newer_katari_is_refused() {
     ] {
         home.run("approve", &args).fails(
             2,
-            "katari.db has schema version 99, but this katari knows only up to 3. Upgrade katari.",
+            "katari.db has schema version 99, but this katari knows only up to 4. Upgrade katari.",
         );
     }
     // A script that needs a credential is refused the same way.
     home.call("http://127.0.0.1:9/mcp", "t", "x").fails(
         2,
-        "katari.db has schema version 99, but this katari knows only up to 3. Upgrade katari.",
+        "katari.db has schema version 99, but this katari knows only up to 4. Upgrade katari.",
     );
 }
 

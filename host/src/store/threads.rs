@@ -19,7 +19,7 @@ use katari_chat::message::{Message, Role, ToolCall};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::{Store, StoreError, now, writer};
+use super::{Store, StoreError, now, refresh_last_turn, writer};
 
 /// The shortest thread id prefix accepted (§6.1.4).
 pub const MIN_PREFIX: usize = 8;
@@ -360,17 +360,18 @@ impl Store {
         };
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.err(e))?;
-        // Two statements whatever the number of threads: the listing with each thread's last
-        // turn (turn numbers run 1..N, `.undo` removing only the last), then every row that is
-        // not complete, through the partial index `messages_unfinished`.
+        // One statement over `threads`, which holds each thread's turn count and the status of
+        // its last turn (schema 4); only a last turn still `pending` needs its writer asked
+        // whether it runs, through the partial index `messages_unfinished`.
         let sql = format!(
-            "SELECT id, scope, agent, project, owner, title, created_at, last_turn_at,
-                    (SELECT MAX(turn) FROM messages WHERE thread_id = threads.id)
+            "SELECT id, scope, agent, project, owner, title, created_at, last_turn_at, turns,
+                    last_status
              FROM threads WHERE {condition}
              ORDER BY COALESCE(last_turn_at, created_at), id"
         );
         let row = |r: &rusqlite::Row<'_>| {
-            Ok(ThreadInfo {
+            let status: Option<String> = r.get(9)?;
+            let info = ThreadInfo {
                 id: r.get(0)?,
                 scope: r.get(1)?,
                 agent: r.get(2)?,
@@ -379,12 +380,13 @@ impl Store {
                 title: r.get(5)?,
                 created_at: r.get(6)?,
                 last_turn_at: r.get(7)?,
-                turns: r.get::<_, Option<i64>>(8)?.unwrap_or(0),
-                interrupted: false,
+                turns: r.get(8)?,
+                interrupted: status.as_deref() == Some("error"),
                 writing: false,
-            })
+            };
+            Ok((info, status.as_deref() == Some("pending")))
         };
-        let mut threads: Vec<ThreadInfo> = tx
+        let listed: Vec<(ThreadInfo, bool)> = tx
             .prepare(&sql)
             .and_then(|mut s| {
                 if b.is_empty() {
@@ -394,38 +396,36 @@ impl Store {
                 }
             })
             .map_err(|e| self.err(e))?;
-        let unfinished: Vec<Unfinished> = tx
-            .prepare(
-                "SELECT thread_id, turn, status, writer_pid, writer_start FROM messages
-                 WHERE status != 'complete'",
-            )
-            .and_then(|mut s| {
-                s.query_map([], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                })?
-                .collect()
-            })
-            .map_err(|e| self.err(e))?;
-        let mut by_thread: std::collections::HashMap<&str, Vec<&Unfinished>> =
-            std::collections::HashMap::new();
-        for u in &unfinished {
-            by_thread.entry(u.0.as_str()).or_default().push(u);
-        }
-        for t in &mut threads {
-            let Some(rows) = by_thread.get(t.id.as_str()) else {
-                continue;
-            };
-            // Only the last turn decides the state (§6.1.2).
-            let last: Vec<&&Unfinished> = rows.iter().filter(|u| u.1 == t.turns).collect();
-            if last.is_empty() {
-                continue;
+        let mut threads = Vec::with_capacity(listed.len());
+        let mut pending_rows = None;
+        for (mut t, pending) in listed {
+            if pending {
+                let stmt = match &mut pending_rows {
+                    Some(stmt) => stmt,
+                    None => pending_rows.insert(
+                        tx.prepare(
+                            "SELECT status, writer_pid, writer_start FROM messages
+                             WHERE thread_id = ?1 AND turn = ?2 AND status != 'complete'",
+                        )
+                        .map_err(|e| self.err(e))?,
+                    ),
+                };
+                let rows: Vec<(String, Option<i64>, Option<String>)> = stmt
+                    .query_map(params![t.id, t.turns], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
+                    .and_then(|rows| rows.collect())
+                    .map_err(|e| self.err(e))?;
+                let writing = rows.iter().any(|(status, pid, start)| {
+                    status == "pending"
+                        && writer::is_writing(&t.id, t.turns, *pid, start.as_deref())
+                });
+                t.writing = writing;
+                t.interrupted = !writing;
             }
-            let writing = last.iter().any(|(id, turn, status, pid, start)| {
-                status == "pending" && writer::is_writing(id, *turn, *pid, start.as_deref())
-            });
-            t.writing = writing;
-            t.interrupted = !writing;
+            threads.push(t);
         }
+        drop(pending_rows);
         Ok(threads)
     }
 
@@ -534,6 +534,9 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         }
+        if turns.iter().any(|(_, live)| !live) {
+            refresh_thread(&tx, thread_id).map_err(|e| self.err(e))?;
+        }
         let last = last_turn(&tx, thread_id).map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(last)
@@ -601,7 +604,7 @@ impl Store {
             params![thread_id, turn],
         )
         .map_err(|e| self.err(e))?;
-        // The thread's times and title follow what is left.
+        // The thread's times, title, turn count and last status follow what is left.
         tx.execute(
             "UPDATE threads SET
                 last_turn_at = (SELECT created_at FROM messages
@@ -611,6 +614,7 @@ impl Store {
              WHERE id = ?1",
             [thread_id],
         )
+        .and_then(|_| refresh_thread(&tx, thread_id))
         .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Some(Undone { turn, user_message }))
@@ -664,6 +668,33 @@ impl Store {
             .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(deleted as i64)
+    }
+
+    /// Gives every row of the turn `status` (and `error`), and the thread's row the same last
+    /// status when the turn is its last, in one transaction; the number of rows changed.
+    fn end_turn(
+        &self,
+        turn: &TurnRef,
+        status: Status,
+        error: Option<&str>,
+    ) -> Result<usize, LogError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.log_err(e))?;
+        let changed = tx
+            .execute(
+                "UPDATE messages SET status = ?3, error = ?4 WHERE thread_id = ?1 AND turn = ?2",
+                params![turn.thread_id, turn.turn, status.as_str(), error],
+            )
+            .map_err(|e| self.log_err(e))?;
+        tx.execute(
+            "UPDATE threads SET last_status = ?3 WHERE id = ?1 AND turns = ?2",
+            params![turn.thread_id, turn.turn, status.as_str()],
+        )
+        .map_err(|e| self.log_err(e))?;
+        tx.commit().map_err(|e| self.log_err(e))?;
+        Ok(changed)
     }
 
     fn log_err(&self, e: impl std::fmt::Display) -> LogError {
@@ -743,8 +774,10 @@ impl ThreadLog for Store {
             .take(TITLE_CHARS)
             .collect();
         tx.execute(
-            "UPDATE threads SET title = COALESCE(title, ?2), last_turn_at = ?3 WHERE id = ?1",
-            params![thread_id, title, at],
+            "UPDATE threads SET title = COALESCE(title, ?2), last_turn_at = ?3, turns = ?4,
+                                last_status = 'pending'
+             WHERE id = ?1",
+            params![thread_id, title, at, turn],
         )
         .map_err(|e| self.log_err(e))?;
         // Open before the rows are visible, so this process never takes its own new turn for
@@ -795,6 +828,14 @@ impl ThreadLog for Store {
             &now(),
         )
         .map_err(|e| self.log_err(e))?;
+        // A new pending row makes its turn pending again when another process had marked it
+        // error meanwhile (possible only where a writer cannot be told from an ended one).
+        tx.execute(
+            "UPDATE threads SET last_status = 'pending'
+             WHERE id = ?1 AND turns = ?2 AND last_status IS NOT 'pending'",
+            params![turn.thread_id, turn.turn],
+        )
+        .map_err(|e| self.log_err(e))?;
         tx.commit().map_err(|e| self.log_err(e))
     }
 
@@ -802,34 +843,20 @@ impl ThreadLog for Store {
     /// (only possible where a writer cannot be told from a later process with its id) become
     /// complete too, since every one of them was written.
     fn commit_turn(&self, turn: &TurnRef) -> Result<(), LogError> {
-        let result = (|| {
-            let changed = self
-                .conn()
-                .execute(
-                    "UPDATE messages SET status = 'complete', error = NULL
-                     WHERE thread_id = ?1 AND turn = ?2",
-                    params![turn.thread_id, turn.turn],
-                )
-                .map_err(|e| self.log_err(e))?;
-            if changed == 0 {
-                return Err(removed(turn));
-            }
-            Ok(())
-        })();
+        let result = self
+            .end_turn(turn, Status::Complete, None)
+            .and_then(|changed| {
+                if changed == 0 {
+                    return Err(removed(turn));
+                }
+                Ok(())
+            });
         writer::close_turn(&turn.thread_id, turn.turn);
         result
     }
 
     fn fail_turn(&self, turn: &TurnRef, error: &str) -> Result<(), LogError> {
-        let result = self
-            .conn()
-            .execute(
-                "UPDATE messages SET status = 'error', error = ?3
-                 WHERE thread_id = ?1 AND turn = ?2",
-                params![turn.thread_id, turn.turn, error],
-            )
-            .map(|_| ())
-            .map_err(|e| self.log_err(e));
+        let result = self.end_turn(turn, Status::Error, Some(error)).map(|_| ());
         writer::close_turn(&turn.thread_id, turn.turn);
         result
     }
@@ -846,6 +873,13 @@ fn removed(turn: &TurnRef) -> LogError {
         "Turn {} of thread {} was removed by another katari process (.undo or delete) while it was being written; its remaining messages were not stored.",
         turn.turn, turn.thread_id
     ))
+}
+
+/// Sets the thread's `turns` and `last_status` from its messages (`store.rs`,
+/// `refresh_last_turn!`), after a change that is not a single turn's begin or end.
+fn refresh_thread(conn: &Connection, thread_id: &str) -> rusqlite::Result<()> {
+    conn.execute(concat!(refresh_last_turn!(), " WHERE id = ?1"), [thread_id])
+        .map(|_| ())
 }
 
 fn thread_exists(conn: &Connection, thread_id: &str) -> rusqlite::Result<bool> {
@@ -892,9 +926,6 @@ fn insert(
     )
     .map(|_| ())
 }
-
-/// A message row that is not complete: thread, turn, status, writer pid and start.
-type Unfinished = (String, i64, String, Option<i64>, Option<String>);
 
 /// The thread `id` with its turn count and the state of its last turn.
 fn thread_info(conn: &Connection, id: &str) -> rusqlite::Result<Option<ThreadInfo>> {

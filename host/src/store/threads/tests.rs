@@ -50,6 +50,22 @@ fn write_turn(store: &Store, thread: &str, project: Option<&str>, text: &str) ->
     turn
 }
 
+/// Asserts that `get threads` lists the agent thread `id` as `get thread` shows it: the listing
+/// reads the turn count and the last turn's state from the thread's row (schema 4), `thread`
+/// computes them from the messages.
+fn assert_listed_as_shown(store: &Store, id: &str) {
+    let shown = store.thread(id).expect("reads").expect("exists");
+    let listed = store
+        .threads(&ThreadFilter::Visible {
+            user: "nobody".into(),
+        })
+        .expect("lists")
+        .into_iter()
+        .find(|t| t.id == id)
+        .expect("listed");
+    assert_eq!(listed, shown);
+}
+
 /// The name libtest knows a test of this module by.
 fn test_name(function: &str) -> String {
     let module = module_path!();
@@ -122,6 +138,7 @@ fn a_turn_is_written_as_it_happens_and_completes_in_one_step() {
     );
     let info = store.thread(&id).expect("reads").expect("exists");
     assert!(info.writing && !info.interrupted);
+    assert_listed_as_shown(&store, &id);
     assert_eq!(store.recover(&id).expect("recovers"), None);
     assert_eq!(
         store.messages(&id).expect("reads")[0].status,
@@ -163,6 +180,7 @@ fn a_turn_is_written_as_it_happens_and_completes_in_one_step() {
 
     let info = store.thread(&id).expect("reads").expect("exists");
     assert_eq!(info.turns, 2);
+    assert_listed_as_shown(&store, &id);
     assert_eq!(info.title.as_deref(), Some("what failed?"));
     assert!(!info.writing && !info.interrupted);
     assert!(info.last_turn_at.is_some());
@@ -235,6 +253,7 @@ fn a_failed_turn_is_kept_marked_error_and_never_sent() {
             .expect("exists")
             .interrupted
     );
+    assert_listed_as_shown(&store, &id);
 
     let report = store.recover(&id).expect("recovers").expect("interrupted");
     assert_eq!(report.turn, 2);
@@ -260,6 +279,7 @@ fn a_failed_turn_is_kept_marked_error_and_never_sent() {
     assert_eq!(history.len(), 2);
     assert_eq!(history[1][0], Message::user("deploy it"));
     assert_eq!(store.thread(&id).expect("reads").expect("exists").turns, 3);
+    assert_listed_as_shown(&store, &id);
 }
 
 #[test]
@@ -280,6 +300,7 @@ fn undo_removes_the_last_turn_whole_and_gives_back_its_message() {
     let rows = store.messages(&id).expect("reads");
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r.turn == 1));
+    assert_listed_as_shown(&store, &id);
     assert_eq!(store.history(&id).expect("history").len(), 1);
     // The next turn takes the freed number.
     assert_eq!(write_turn(&store, &id, None, "three").turn, 2);
@@ -291,6 +312,7 @@ fn undo_removes_the_last_turn_whole_and_gives_back_its_message() {
     let refused = store.undo(&id).expect_err("refused");
     assert_eq!(refused.kind, ErrorKind::Refused);
     store.fail_turn(&open, "stopped").expect("fails");
+    assert_listed_as_shown(&store, &id);
     assert_eq!(
         store
             .undo(&id)
@@ -304,6 +326,7 @@ fn undo_removes_the_last_turn_whole_and_gives_back_its_message() {
     store.undo(&id).expect("undoes");
     let info = store.thread(&id).expect("reads").expect("exists");
     assert_eq!((info.turns, info.title, info.last_turn_at), (0, None, None));
+    assert_listed_as_shown(&store, &id);
 }
 
 #[test]
@@ -602,12 +625,12 @@ fn a_version_one_database_is_migrated_and_keeps_its_rows() {
         .expect("rows");
     }
     let store = Store::open(&path).expect("migrates");
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
     let version: i64 = Connection::open(&path)
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     assert_eq!(
         store.credential("gh").expect("reads").map(|c| c.generation),
         Some(3)
@@ -616,6 +639,106 @@ fn a_version_one_database_is_migrated_and_keeps_its_rows() {
         .history("01j9z3k8q2w4m6n8p0r2t4v6x8")
         .expect("history");
     assert_eq!(history, vec![vec![Message::user("hi")]]);
+}
+
+#[test]
+fn a_version_three_database_gets_each_threads_turns_and_last_state() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(crate::store::FILE_NAME);
+    // Threads as schema 3 left them: none with turns on its row.
+    let (none, done, failed, crashed, mixed) = (
+        "01j9z3k8q2w4m6n8p0r2t4v6x1",
+        "01j9z3k8q2w4m6n8p0r2t4v6x2",
+        "01j9z3k8q2w4m6n8p0r2t4v6x3",
+        "01j9z3k8q2w4m6n8p0r2t4v6x4",
+        "01j9z3k8q2w4m6n8p0r2t4v6x5",
+    );
+    {
+        let conn = Connection::open(&path).expect("opens");
+        for step in &crate::store::MIGRATIONS[..3] {
+            conn.execute_batch(step).expect("versions 1 to 3");
+        }
+        conn.execute_batch(
+            "PRAGMA user_version = 3;
+             INSERT INTO credentials VALUES ('gh', 'https://x/mcp', 'https://x/mcp', '{}', 3, 'now');
+             INSERT INTO workspace_approvals VALUES ('/w/.mcp.json', 'abc', 'now');",
+        )
+        .expect("rows");
+        for id in [none, done, failed, crashed, mixed] {
+            conn.execute(
+                "INSERT INTO threads (id, scope, agent, created_at) VALUES (?1, 'agent', 'alice', 'then')",
+                [id],
+            )
+            .expect("thread");
+        }
+        // (thread, turn, seq, status); pid 0 is never a running writer.
+        let rows = [
+            (done, 1, 1, "complete"),
+            (done, 1, 2, "complete"),
+            (done, 2, 1, "complete"),
+            (failed, 1, 1, "complete"),
+            (failed, 2, 1, "error"),
+            (failed, 2, 2, "error"),
+            (crashed, 1, 1, "pending"),
+            (crashed, 1, 2, "pending"),
+            (mixed, 1, 1, "error"),
+            (mixed, 2, 1, "error"),
+            (mixed, 2, 2, "pending"),
+        ];
+        for (id, turn, seq, status) in rows {
+            conn.execute(
+                "INSERT INTO messages (thread_id, turn, seq, role, content, status, writer_pid,
+                                       created_at)
+                 VALUES (?1, ?2, ?3, CASE ?3 WHEN 1 THEN 'user' ELSE 'assistant' END, 'hi', ?4, 0,
+                         'then')",
+                params![id, turn, seq, status],
+            )
+            .expect("message");
+        }
+    }
+    let store = Store::open(&path).expect("migrates");
+    let conn = Connection::open(&path).expect("opens");
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("reads");
+    assert_eq!(version, SCHEMA_VERSION);
+    let stored = |id: &str| -> (i64, Option<String>) {
+        conn.query_row(
+            "SELECT turns, last_status FROM threads WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("reads")
+    };
+    assert_eq!(stored(none), (0, None));
+    assert_eq!(stored(done), (2, Some("complete".into())));
+    assert_eq!(stored(failed), (2, Some("error".into())));
+    assert_eq!(stored(crashed), (1, Some("pending".into())));
+    assert_eq!(stored(mixed), (2, Some("pending".into())));
+    for id in [none, done, failed, crashed, mixed] {
+        assert_listed_as_shown(&store, id);
+    }
+    let listed = store
+        .threads(&ThreadFilter::Agent("alice".into()))
+        .expect("lists");
+    let states: Vec<(i64, bool)> = listed.iter().map(|t| (t.turns, t.interrupted)).collect();
+    assert_eq!(
+        states,
+        [(0, false), (2, false), (2, true), (1, true), (2, true)]
+    );
+    // The credentials and approvals are still there; threads go on from their stored rows.
+    assert_eq!(
+        store.credential("gh").expect("reads").map(|c| c.generation),
+        Some(3)
+    );
+    assert!(
+        store
+            .is_approved(std::path::Path::new("/w/.mcp.json"), "abc")
+            .expect("reads")
+    );
+    assert_eq!(write_turn(&store, done, None, "more").turn, 3);
+    assert_eq!(stored(done), (3, Some("complete".into())));
+    assert_eq!(store.history(done).expect("history").len(), 3);
 }
 
 /// The environment a started writer reads: data folder, thread id, what to do.
@@ -800,6 +923,7 @@ fn a_writer_killed_mid_turn_leaves_an_interrupted_turn() {
     // While the writer runs, its turn is in progress: not history, not interrupted, not marked.
     let info = store.thread(&thread).expect("reads").expect("exists");
     assert!(info.writing && !info.interrupted);
+    assert_listed_as_shown(&store, &thread);
     assert_eq!(store.recover(&thread).expect("recovers"), None);
     assert!(store.undo(&thread).is_err());
     assert_eq!(store.history(&thread).expect("history").len(), 1);
@@ -814,6 +938,7 @@ fn a_writer_killed_mid_turn_leaves_an_interrupted_turn() {
     );
     let info = store.thread(&thread).expect("reads").expect("exists");
     assert!(info.interrupted && !info.writing);
+    assert_listed_as_shown(&store, &thread);
 
     let report = store
         .recover(&thread)
@@ -847,6 +972,7 @@ fn a_writer_killed_mid_turn_leaves_an_interrupted_turn() {
     let history = store.history(&thread).expect("history");
     assert_eq!(history.len(), 2);
     assert!(history.iter().all(|t| check_pairing(t).is_ok()));
+    assert_listed_as_shown(&store, &thread);
     assert_eq!(
         store
             .incomplete_turn(&thread)
