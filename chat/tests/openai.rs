@@ -421,6 +421,45 @@ async fn a_refused_connection_names_the_url_and_the_fix() {
 }
 
 #[tokio::test]
+async fn an_http_base_url_redirected_to_https_is_refused_with_the_fix() {
+    // A plain-http server that sends every request to an https:// address: the client of an
+    // http:// base_url carries no certificate roots, so it refuses the redirect and says why.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Read, Write};
+        if let Ok((stream, _)) = listener.accept() {
+            let mut reader = BufReader::new(stream.try_clone().expect("clones"));
+            let mut length = 0;
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = (&stream).write_all(
+                format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: https://127.0.0.1:{port}/v1/chat/completions\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    let client = OpenAi::new(config(&format!("http://127.0.0.1:{port}/v1"))).expect("a client");
+    let e = err(complete(&client, &request(true)).await.0);
+    assert!(
+        e.message.contains(
+            "the server redirected an http:// base_url to another scheme; set base_url to the address it redirects to"
+        ),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test]
 async fn a_malformed_chunk_fails_the_request() {
     let fake = FakeLlm::start();
     fake.push(Script::raw([

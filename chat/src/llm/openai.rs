@@ -83,17 +83,35 @@ pub struct OpenAi {
 impl OpenAi {
     /// A client for `config`, holding one connection pool with its connect timeout.
     pub fn new(config: OpenAiConfig) -> Result<OpenAi, LlmError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(config.connect_timeout_secs))
-            .build()
-            .map_err(|e| LlmError {
-                message: format!(
-                    "LLM '{}': the HTTP client could not be set up ({}).",
-                    config.name,
-                    error_chain(&e)
-                ),
-                after_output: false,
-            })?;
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(config.connect_timeout_secs));
+        if is_plain_http(&config.base_url) {
+            // A local server (llama.cpp, Ollama) needs no TLS: building the verifier would read
+            // and parse the whole system CA store, about 3 ms of every `katari chat -m`
+            // (docs/benchmarks.md, "Chat turn"). Without roots, a redirect to https:// could
+            // only fail on its certificate, so it is refused with a message instead.
+            builder = builder
+                .tls_certs_only([])
+                .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                    if attempt.url().scheme() != "http" {
+                        attempt.error(
+                            "the server redirected an http:// base_url to another scheme; set base_url to the address it redirects to",
+                        )
+                    } else if attempt.previous().len() >= 10 {
+                        attempt.error("too many redirects")
+                    } else {
+                        attempt.follow()
+                    }
+                }));
+        }
+        let client = builder.build().map_err(|e| LlmError {
+            message: format!(
+                "LLM '{}': the HTTP client could not be set up ({}).",
+                config.name,
+                error_chain(&e)
+            ),
+            after_output: false,
+        })?;
         let url = format!(
             "{}/chat/completions",
             config
@@ -859,6 +877,13 @@ fn one_line(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `base_url` is a plain `http://` address (no TLS needed).
+fn is_plain_http(base_url: &str) -> bool {
+    base_url
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 /// An error and its causes, each once.
