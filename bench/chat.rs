@@ -31,6 +31,11 @@ use std::time::{Duration, Instant};
 
 use katari_tests::fake_llm::FakeLlm;
 
+#[path = "common.rs"]
+mod common;
+
+use common::{Args, absolute, fmt_ms, median, ms, on_path, sorted, unknown};
+
 /// The response head goes out at once; the first chunk this long after it.
 const HEAD_GAP: Duration = Duration::from_millis(30);
 /// How long the rest of the reply is held after the first chunk.
@@ -55,21 +60,8 @@ fn repo_root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
 fn existing(path: PathBuf) -> Option<PathBuf> {
     path.is_file().then_some(path)
-}
-
-/// `path` made absolute against the working folder: the clients run in folders of their own.
-fn absolute(path: String) -> PathBuf {
-    std::path::absolute(&path).unwrap_or_else(|_| PathBuf::from(path))
 }
 
 fn parse_opts() -> Opts {
@@ -85,39 +77,21 @@ fn parse_opts() -> Opts {
         curl: on_path("curl"),
         serve: None,
     };
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next().unwrap_or_else(|| {
-                eprintln!("{arg} needs a value");
-                std::process::exit(2)
-            })
-        };
-        let count = |v: String| {
-            v.parse::<usize>()
-                .ok()
-                .filter(|n| *n > 0)
-                .unwrap_or_else(|| {
-                    eprintln!("not a positive count: {v}");
-                    std::process::exit(2)
-                })
-        };
+    let mut args = Args::new();
+    while let Some(arg) = args.next_arg() {
         match arg.as_str() {
-            "--runs" => opts.runs = count(value()),
-            "--first-byte-runs" => opts.first_byte_runs = count(value()),
-            "--warmup" => opts.warmup = value().parse().unwrap_or(2),
-            "--katari" => opts.katari = absolute(value()),
-            "--llm" => opts.llm = Some(absolute(value())),
-            "--aichat" => opts.aichat = Some(absolute(value())),
-            "--curl" => opts.curl = Some(absolute(value())),
+            "--runs" => opts.runs = args.count(&arg),
+            "--first-byte-runs" => opts.first_byte_runs = args.count(&arg),
+            "--warmup" => opts.warmup = args.value(&arg).parse().unwrap_or(2),
+            "--katari" => opts.katari = absolute(args.value(&arg)),
+            "--llm" => opts.llm = Some(absolute(args.value(&arg))),
+            "--aichat" => opts.aichat = Some(absolute(args.value(&arg))),
+            "--curl" => opts.curl = Some(absolute(args.value(&arg))),
             "--no-llm" => opts.llm = None,
             "--no-aichat" => opts.aichat = None,
             "--no-curl" => opts.curl = None,
-            "--serve" => opts.serve = Some(value().parse().unwrap_or(600)),
-            other => {
-                eprintln!("unknown argument {other}");
-                std::process::exit(2)
-            }
+            "--serve" => opts.serve = Some(args.value(&arg).parse().unwrap_or(600)),
+            other => unknown(other),
         }
     }
     opts
@@ -266,10 +240,6 @@ fn clients(opts: &Opts, base_url: &str, homes: &mut Homes) -> Vec<Client> {
     out
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 /// Nearest-rank percentile of sorted samples.
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -277,31 +247,6 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
-}
-
-fn sorted(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(f64::total_cmp);
-    v
-}
-
-fn fmt_ms(v: f64) -> String {
-    if v.is_nan() {
-        "–".into()
-    } else if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// Runs one whole turn; returns the wall time, or why the run does not count.
@@ -593,7 +538,7 @@ fn main() {
     for round in 0..opts.warmup + opts.first_byte_runs {
         for (i, client) in fb_clients.iter().enumerate() {
             match first_byte(client, &slow) {
-                Ok(d) if round >= opts.warmup => firsts[i].push(d.as_secs_f64() * 1000.0),
+                Ok(d) if round >= opts.warmup => firsts[i].push(ms(d)),
                 Ok(_) => {}
                 Err(e) => warnings.push(e),
             }

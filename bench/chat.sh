@@ -10,8 +10,7 @@
 # `python3 -m venv .peers/bench-llm && .peers/bench-llm/bin/pip install llm==0.36`), `aichat` in
 # .peers/aichat (`cargo install aichat --root .peers/aichat`, optional), `curl` on PATH (the
 # floor: an HTTP client that prints the raw stream). A missing peer is left out of the table.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 peers=${KATARI_PEERS:-$PWD/.peers}
 
 if [ "${1:-}" = "--install" ]; then
@@ -22,14 +21,9 @@ if [ "${1:-}" = "--install" ]; then
   fi
 fi
 
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-cargo build --quiet --release -p katari
+bench_build
 tables=$(cargo bench --quiet -p katari --bench chat -- "$@")
-load_end=$(cut -d' ' -f1-3 /proc/loadavg)
-
-cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git status --porcelain 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
+bench_finish
 llm_version=$("$peers/bench-llm/bin/llm" --version 2>/dev/null || echo "not installed")
 aichat_version=$("$peers/aichat/bin/aichat" --version 2>/dev/null || echo "not installed")
 curl_version=$(curl --version 2>/dev/null | head -1 | cut -d' ' -f1-2 || echo "not installed")
@@ -58,35 +52,14 @@ their buffering here).
 Targets (chat issue): the whole \`katari chat\` process under 20 ms and at least 10 times faster
 than \`llm\`; the latency katari adds to the first byte under 2 ms.
 
-- Machine: $(nproc) cores, ${cpu}, $(uname -sr)
-- Date: $(date -u +%Y-%m-%d), commit ${commit}${dirty}; $(rustc -V)
+- Machine: ${bench_machine}
+- Date: ${bench_date}, commit ${bench_commit}; ${bench_rustc}
 - Peers: llm ${llm_version#llm, version } (PyPI, CPython $(python3 -c 'import platform; print(platform.python_version())')), aichat: ${aichat_version}, ${curl_version}
-- Load average at start / end: ${load} / ${load_end} (other work on the machine slows the numbers)
+- Load average at start / end: ${bench_load} / ${bench_load_end} (other work on the machine slows the numbers)
 - Command: \`bench/chat.sh $*\` (runs \`cargo bench -p katari --bench chat\`)
 
 ${tables}
 MD
 )
 
-SECTION="$section" python3 - <<'PY'
-import os, re
-path = "docs/benchmarks.md"
-text = open(path).read()
-new = os.environ["SECTION"].rstrip("\n") + "\n"
-# Split into "## " sections; keep the hand-written "### Where the time goes" of the old one.
-parts = re.split(r"(?m)^(?=## )", text)
-kept = ""
-out = []
-for part in parts:
-    if part.startswith("## Chat turn\n"):
-        m = re.search(r"(?m)^### Where the time goes\n", part)
-        if m:
-            kept = part[m.start():]
-        continue
-    out.append(part)
-body = "".join(out).rstrip("\n") + "\n\n" + new
-if kept:
-    body += "\n" + kept.rstrip("\n") + "\n"
-open(path, "w").write(body)
-PY
-echo "$section"
+bench_record "Chat turn" "$section"

@@ -10,9 +10,10 @@
 //! never runs `ANALYZE`, so neither does this.
 //!
 //! Beside the commands it times, in this process, the SQL of the listing done in several ways
-//! (three statements per thread as katari first did, one statement, the two statements katari
-//! runs since schema 3, and the floor of reading `threads` alone) and prints the query plans, so
-//! a slow listing can be traced to its queries. Timings, never assertions: a wrong output shows
+//! (three statements per thread as katari first did, one statement with subqueries, the two
+//! statements of schema 3, and schema 4's one statement over `threads`, which holds each
+//! thread's turn count and last status) and prints the query plans, so a slow listing can be
+//! traced to its queries. Timings, never assertions: a wrong output shows
 //! as a WARNING line and the process still exits 0.
 //!
 //! Usage: `cargo bench -p katari --bench threads -- [--runs N] [--threads N] [--messages N]
@@ -20,10 +21,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use katari_chat::message::ToolCall;
 use katari_tests::fake_llm::FakeLlm;
+
+#[path = "common.rs"]
+mod common;
+
+use common::{Args, absolute, fmt_ms, median, ms, on_path, sorted, unknown};
 use rusqlite::{Connection, params};
 
 const AGENTS: usize = 20;
@@ -48,8 +54,11 @@ const ONE_STATEMENT: &str =
     WHERE t.scope = 'agent' OR (t.scope = 'project' AND t.owner = ?1)
     ORDER BY COALESCE(t.last_turn_at, t.created_at), t.id";
 
-/// The floor: what the listing costs when `threads` itself holds every column.
-const FLOOR: &str = "SELECT id, scope, agent, project, owner, title, created_at, last_turn_at
+/// katari's listing since schema 4: `threads` itself holds every column (the writer of a
+/// still-pending last turn is then asked for, through `messages_unfinished`, which the harness
+/// leaves out: 0.5 % of the threads).
+const LISTING: &str = "SELECT id, scope, agent, project, owner, title, created_at, last_turn_at,
+               turns, last_status
         FROM threads WHERE scope = 'agent' OR (scope = 'project' AND owner = ?1)
         ORDER BY COALESCE(last_turn_at, created_at), id";
 
@@ -62,19 +71,6 @@ struct Opts {
     keep: Option<PathBuf>,
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
-/// `path` made absolute against the working folder: the clients run in folders of their own.
-fn absolute(path: String) -> PathBuf {
-    std::path::absolute(&path).unwrap_or_else(|_| PathBuf::from(path))
-}
-
 fn parse_opts() -> Opts {
     let mut opts = Opts {
         runs: 21,
@@ -84,34 +80,16 @@ fn parse_opts() -> Opts {
         katari: PathBuf::from(env!("CARGO_BIN_EXE_katari")),
         keep: None,
     };
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next().unwrap_or_else(|| {
-                eprintln!("{arg} needs a value");
-                std::process::exit(2)
-            })
-        };
-        let count = |v: String| {
-            v.parse::<usize>()
-                .ok()
-                .filter(|n| *n > 0)
-                .unwrap_or_else(|| {
-                    eprintln!("not a positive count: {v}");
-                    std::process::exit(2)
-                })
-        };
+    let mut args = Args::new();
+    while let Some(arg) = args.next_arg() {
         match arg.as_str() {
-            "--runs" => opts.runs = count(value()),
-            "--warmup" => opts.warmup = value().parse().unwrap_or(2),
-            "--threads" => opts.threads = count(value()),
-            "--messages" => opts.messages = count(value()),
-            "--katari" => opts.katari = absolute(value()),
-            "--keep" => opts.keep = Some(PathBuf::from(value())),
-            other => {
-                eprintln!("unknown argument {other}");
-                std::process::exit(2)
-            }
+            "--runs" => opts.runs = args.count(&arg),
+            "--warmup" => opts.warmup = args.value(&arg).parse().unwrap_or(2),
+            "--threads" => opts.threads = args.count(&arg),
+            "--messages" => opts.messages = args.count(&arg),
+            "--katari" => opts.katari = absolute(args.value(&arg)),
+            "--keep" => opts.keep = Some(PathBuf::from(args.value(&arg))),
+            other => unknown(other),
         }
     }
     opts
@@ -252,8 +230,9 @@ fn build(opts: &Opts, db: &Path) -> rusqlite::Result<Built> {
     };
     {
         let mut thread_row = tx.prepare(
-            "INSERT INTO threads (id, scope, agent, project, owner, title, created_at, last_turn_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO threads (id, scope, agent, project, owner, title, created_at, last_turn_at,
+                                  turns, last_status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         let mut message_row = tx.prepare(
             "INSERT INTO messages (thread_id, turn, seq, role, content, tool_calls, tool_call_id,
@@ -394,7 +373,9 @@ fn build(opts: &Opts, db: &Path) -> rusqlite::Result<Built> {
                 owner,
                 title,
                 rfc3339(started),
-                last_turn_at
+                last_turn_at,
+                turns as i64,
+                ending
             ])?;
             built.ids.push(id);
         }
@@ -404,30 +385,10 @@ fn build(opts: &Opts, db: &Path) -> rusqlite::Result<Built> {
     Ok(built)
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let m = match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    };
-    (m, v.first().copied().unwrap_or(f64::NAN))
-}
-
-fn fmt_ms(v: f64) -> String {
-    if v.is_nan() {
-        "–".into()
-    } else if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+/// The median and the fastest of `samples`.
+fn median_min(samples: Vec<f64>) -> (f64, f64) {
+    let v = sorted(samples);
+    (median(&v), v.first().copied().unwrap_or(f64::NAN))
 }
 
 /// The shortest prefix of `id`, 8 characters at least, that no other id shares.
@@ -478,7 +439,7 @@ fn time_sql(
             samples.push(ms(start.elapsed()));
         }
     }
-    let (m, min) = median(samples);
+    let (m, min) = median_min(samples);
     (m, min, rows)
 }
 
@@ -624,7 +585,7 @@ fn main() {
         },
     ];
     // The sqlite3 shell over the same file, as a peer: the same columns in one statement, and
-    // the floor of a listing that reads `threads` alone.
+    // katari's listing since schema 4, which reads `threads` alone.
     let mut cases = cases;
     if let Some(sqlite3) = on_path("sqlite3") {
         for (label, sql) in [
@@ -633,8 +594,8 @@ fn main() {
                 ONE_STATEMENT,
             ),
             (
-                "`sqlite3` shell: the listing from `threads` alone (floor)",
-                FLOOR,
+                "`sqlite3` shell: the listing from `threads` alone (katari's statement since schema 4)",
+                LISTING,
             ),
         ] {
             let sql = sql.replace("?1", &format!("'{USER}'"));
@@ -691,8 +652,8 @@ fn main() {
 
     // The SQL alone, in this process: the ways `get threads` can get its columns — katari's first
     // pattern (the listing query, then per thread its row with the turn count, the last turn
-    // number and that turn's rows), one statement, katari's two statements since schema 3, and
-    // the floor of a listing that reads `threads` alone — to show where the time goes.
+    // number and that turn's rows), one statement, the two statements of schema 3, and schema 4's
+    // listing that reads `threads` alone — to show where the time goes.
     let conn = Connection::open(&db).expect("open katari.db");
     let listing =
         "SELECT id FROM threads WHERE scope = 'agent' OR (scope = 'project' AND owner = ?1)
@@ -730,7 +691,7 @@ fn main() {
         }
         Ok(ids.len())
     };
-    // Two statements, as katari runs them since schema 3: the listing with the last turn's
+    // Two statements, as katari ran them with schema 3: the listing with the last turn's
     // number as the turn count (turns are numbered 1, 2, … without gaps: a turn takes MAX + 1
     // and `.undo` removes only the last one), and every row not complete, through the partial
     // index.
@@ -791,13 +752,13 @@ fn main() {
             }),
         ),
         (
-            "two statements: the listing with `MAX(turn)` as the turn count, then every row not complete through `messages_unfinished` (katari's `get threads` since commit 2450045, schema 3)",
+            "two statements: the listing with `MAX(turn)` as the turn count, then every row not complete through `messages_unfinished` (katari's `get threads` with schema 3, commit 2450045)",
             time_sql(1, sql_runs, || in_read_tx(&indexed, two)),
         ),
         (
-            "floor: the listing reading `threads` alone (turn count and state stored on the thread)",
+            "one statement over `threads`, which holds each thread's turn count and last status (katari's `get threads` since schema 4)",
             time_sql(1, sql_runs, || {
-                in_read_tx(&conn, |c| statement(c, FLOOR, 8))
+                in_read_tx(&conn, |c| statement(c, LISTING, 10))
             }),
         ),
     ];
@@ -825,13 +786,14 @@ fn main() {
         ),
         ("one statement", plan(&indexed, ONE_STATEMENT, &[&USER])),
         (
-            "since schema 3, the listing with `MAX(turn)`",
+            "schema 3, the listing with `MAX(turn)`",
             plan(&indexed, listing_max, &[&USER]),
         ),
         (
-            "since schema 3, the rows not complete",
+            "schema 3, the rows not complete",
             plan(&indexed, unfinished, &[]),
         ),
+        ("schema 4, the listing", plan(&conn, LISTING, &[&USER])),
         (
             "prefix range (`get thread`, `describe thread`)",
             plan(
@@ -861,7 +823,7 @@ fn main() {
     println!("|---|---:|---:|---:|---|");
     for (case, s) in cases.iter().zip(samples) {
         let n = s.len();
-        let (m, min) = median(s);
+        let (m, min) = median_min(s);
         let target = if case.program.is_some() || case.label.contains("--version") {
             "–".to_string()
         } else if m < 50.0 {

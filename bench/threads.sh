@@ -5,17 +5,11 @@
 # docs/benchmarks.md, section "Thread store"; a hand-written "### Where the time goes"
 # subsection of that section is kept. Arguments go to the harness (`--runs N`, `--threads N`,
 # `--messages N`, `--keep DIR` to keep the database).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-cargo build --quiet --release -p katari
+bench_build
 tables=$(cargo bench --quiet -p katari --bench threads -- "$@")
-load_end=$(cut -d' ' -f1-3 /proc/loadavg)
-
-cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git status --porcelain 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
+bench_finish
 
 section=$(cat <<MD
 ## Thread store
@@ -32,34 +26,13 @@ Every command's output is checked (the number of listed threads, the thread's lo
 is the shortest unique one of at least 8 characters. Target (chat issue): well under 50 ms for
 the whole command.
 
-- Machine: $(nproc) cores, ${cpu}, $(uname -sr)
-- Date: $(date -u +%Y-%m-%d), commit ${commit}${dirty}; $(rustc -V); SQLite bundled with rusqlite
-- Load average at start / end: ${load} / ${load_end} (other work on the machine slows the numbers)
+- Machine: ${bench_machine}
+- Date: ${bench_date}, commit ${bench_commit}; ${bench_rustc}; SQLite bundled with rusqlite
+- Load average at start / end: ${bench_load} / ${bench_load_end} (other work on the machine slows the numbers)
 - Command: \`bench/threads.sh $*\` (runs \`cargo bench -p katari --bench threads\`)
 
 ${tables}
 MD
 )
 
-SECTION="$section" python3 - <<'PY'
-import os, re
-path = "docs/benchmarks.md"
-text = open(path).read()
-new = os.environ["SECTION"].rstrip("\n") + "\n"
-# Split into "## " sections; keep the hand-written "### Where the time goes" of the old one.
-parts = re.split(r"(?m)^(?=## )", text)
-kept = ""
-out = []
-for part in parts:
-    if part.startswith("## Thread store\n"):
-        m = re.search(r"(?m)^### Where the time goes\n", part)
-        if m:
-            kept = part[m.start():]
-        continue
-    out.append(part)
-body = "".join(out).rstrip("\n") + "\n\n" + new
-if kept:
-    body += "\n" + kept.rstrip("\n") + "\n"
-open(path, "w").write(body)
-PY
-echo "$section"
+bench_record "Thread store" "$section"
