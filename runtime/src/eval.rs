@@ -13,7 +13,7 @@ use katari_lang::types::GenArg;
 
 use crate::callable::{Callable, next_closure_id};
 use crate::control::{Control, Ctl, panic};
-use crate::ir::{Answer, Clause, Expr, FunId, Handle, Pat, Slot, Stmt};
+use crate::ir::{Answer, Clause, Expr, FunId, Handle, Pat, QuickExpr, QuickNext, Slot, Stmt};
 use crate::machine::{Ctx, Escalation, HFrame, Machine};
 use crate::native::NativeCall;
 use crate::tier::Outcome;
@@ -397,11 +397,24 @@ impl Ctx {
         &mut self,
         m: &Machine,
         request: u32,
-        args: Vec<Value>,
+        mut args: Vec<Value>,
         answer: AnswerAt<'_>,
     ) -> R {
-        // The search borrows the stack; only the frame that answers is shared (one reference
-        // count increment rather than one per frame passed).
+        self.perform_with(m, request, &mut args, answer)
+    }
+
+    /// [`Ctx::perform`] with the arguments in a buffer (in declared parameter order, defaults
+    /// filled), which the request takes: performs of up to four arguments pass a stack buffer.
+    /// A clause with a quick form ([`crate::ir::QuickNext`]) answers right here.
+    #[inline(always)]
+    fn perform_with(
+        &mut self,
+        m: &Machine,
+        request: u32,
+        args: &mut [Value],
+        answer: AnswerAt<'_>,
+    ) -> R {
+        // A clause with a quick form answers in place, with the stack borrowed where it is.
         let mut cur = self.handlers.as_ref();
         while let Some(frame) = cur {
             if let Some(ci) = frame
@@ -410,19 +423,72 @@ impl Ctx {
                 .iter()
                 .position(|c| c.request == request)
             {
-                let frame = frame.clone();
-                return self.run_clause(m, &frame, ci, args);
+                if let Some(q) = &frame.handle.clauses[ci].quick
+                    && let Some(v) = quick_clause(frame, q, args, &frame.captures[ci])
+                {
+                    return Ok(v);
+                }
+                break;
             }
             if frame.fence && Some(request) == m.throw_request {
                 break;
             }
             cur = frame.parent.as_ref();
         }
+        self.perform_slow(m, request, args, answer)
+    }
+
+    /// [`Ctx::perform_with`] for a request no quick clause answers. The handler stack is moved
+    /// out of the context for the search, so that the frame that answers is borrowed from it
+    /// rather than shared (a clone and a drop of an `Arc` are two atomic operations on every
+    /// request); the clause runs with the frame's parent as the stack, and the whole stack is
+    /// put back afterwards.
+    #[inline(never)]
+    fn perform_slow(
+        &mut self,
+        m: &Machine,
+        request: u32,
+        args: &mut [Value],
+        answer: AnswerAt<'_>,
+    ) -> R {
+        let stack = self.handlers.take();
+        let mut cur = stack.as_ref();
+        while let Some(frame) = cur {
+            if let Some(ci) = frame
+                .handle
+                .clauses
+                .iter()
+                .position(|c| c.request == request)
+            {
+                let clause = &frame.handle.clauses[ci];
+                self.handlers = frame.parent.clone();
+                let result =
+                    self.run_clause_body(m, frame, clause, &frame.captures[ci], args, true);
+                self.handlers = stack;
+                return result;
+            }
+            if frame.fence && Some(request) == m.throw_request {
+                break;
+            }
+            cur = frame.parent.as_ref();
+        }
+        self.handlers = stack;
+        self.escalate(m, request, args, answer)
+    }
+
+    /// A request no handler answers: a throw fails the run, anything else goes to the host.
+    #[inline(never)]
+    fn escalate(
+        &mut self,
+        m: &Machine,
+        request: u32,
+        args: &mut [Value],
+        answer: AnswerAt<'_>,
+    ) -> R {
         let info = &m.requests[request as usize];
+        let mut args = args.iter_mut().map(|v| std::mem::replace(v, Value::NULL));
         if Some(request) == m.throw_request {
-            return Err(ctl(Control::Throw(
-                args.into_iter().next().unwrap_or(Value::NULL),
-            )));
+            return Err(ctl(Control::Throw(args.next().unwrap_or(Value::NULL))));
         }
         let mut record = Record::default();
         for (p, v) in info.params.iter().zip(args) {
@@ -459,87 +525,58 @@ impl Ctx {
         }
     }
 
-    /// Runs a clause of `frame` outside the frame; `next` resumes, `break` leaves the frame.
-    fn run_clause(&mut self, m: &Machine, frame: &Arc<HFrame>, ci: usize, args: Vec<Value>) -> R {
-        let clause = &frame.handle.clauses[ci];
-        let captures = &frame.captures[ci];
-        self.run_clause_body(m, frame, clause, captures, args, true)
-    }
-
+    /// Runs a clause of `frame` (with the handler stack already set to the frame's parent):
+    /// `next` resumes, `break` leaves the frame. The clause's parameters are the request's
+    /// arguments, taken from `args`, then the `var` state.
+    ///
+    /// A sequential handler's clause runs under the state's lock (which serialises its clauses)
+    /// and reads the state in place; a tail `next` leaves its updates in
+    /// [`Ctx::spare_updates`], stored under the same lock. A parallel handler's clause runs on
+    /// a copy of the state and stores its updates under the lock afterwards.
     fn run_clause_body(
         &mut self,
         m: &Machine,
-        frame: &Arc<HFrame>,
+        frame: &HFrame,
         clause: &Clause,
         captures: &[Value],
-        args: Vec<Value>,
+        args: &mut [Value],
         resumes: bool,
     ) -> R {
-        let sequential = !frame.handle.parallel;
-        let guard = if sequential {
-            Some(frame.state.lock().unwrap_or_else(|e| e.into_inner()))
-        } else {
+        let mut guard = if frame.handle.parallel {
             None
+        } else {
+            Some(frame.state.lock().unwrap_or_else(|e| e.into_inner()))
         };
         let id = self.fresh_id();
         let mark = self.active.len();
         self.active.push(id);
-        let saved = std::mem::replace(&mut self.handlers, frame.parent.clone());
-        // The clause's parameters: the request's arguments, then the `var` state.
         let result = match &guard {
-            Some(g) => self.call_clause_fun(
-                m,
-                clause,
-                captures,
-                args.into_iter().chain(g.iter().cloned()),
-                id,
-            ),
+            Some(g) => self.call_clause_fun(m, clause, captures, args, g, id),
             None => {
                 let state = frame.state.lock().map(|g| g.clone()).unwrap_or_default();
-                self.call_clause_fun(m, clause, captures, args.into_iter().chain(state), id)
+                self.call_clause_fun(m, clause, captures, args, &state, id)
             }
         };
-        self.handlers = saved;
         self.active.truncate(mark);
-        let apply = |updates: &mut Vec<(u32, Value)>,
-                     guard: Option<std::sync::MutexGuard<'_, Vec<Value>>>| {
-            match guard {
-                Some(mut g) => {
-                    for (i, v) in updates.drain(..) {
-                        if let Some(slot) = g.get_mut(i as usize) {
-                            *slot = v;
-                        }
-                    }
-                }
-                None => {
-                    if let Ok(mut g) = frame.state.lock() {
-                        for (i, v) in updates.drain(..) {
-                            if let Some(slot) = g.get_mut(i as usize) {
-                                *slot = v;
-                            }
-                        }
-                    }
-                }
-            }
-        };
-        match result {
+        let updates = match result {
             // A tail `next` taken directly: resume with its value, as the unwound one below.
-            Ok(v) if self.clause_next.is_some() => {
-                let mut updates = self.clause_next.take().unwrap_or_default();
-                apply(&mut updates, guard);
+            Ok(v) if self.clause_next => {
+                self.clause_next = false;
+                let mut updates = std::mem::take(&mut self.spare_updates);
+                store(&mut guard, frame, &mut updates);
                 self.spare_updates = updates;
-                Ok(v)
+                return Ok(v);
             }
             Ok(v) => {
                 drop(guard);
-                if resumes {
+                return if resumes {
                     Ok(v)
                 } else {
                     Err(ctl(Control::Break {
                         target: frame.id,
                         value: v,
                     }))
-                }
+                };
             }
             Err(c) => {
                 let ours = matches!(&*c,
@@ -548,29 +585,32 @@ impl Ctx {
                     return Err(c);
                 }
                 match self.take(c) {
-                    Control::Next {
-                        value, mut updates, ..
-                    } => {
-                        apply(&mut updates, guard);
-                        self.spare_updates = updates;
-                        Ok(value)
+                    Control::Next { value, updates, .. } => (value, updates),
+                    Control::Break { value, .. } => {
+                        return Err(self.jump(Control::Break {
+                            target: frame.id,
+                            value,
+                        }));
                     }
-                    Control::Break { value, .. } => Err(self.jump(Control::Break {
-                        target: frame.id,
-                        value,
-                    })),
-                    other => Err(ctl(other)),
+                    other => return Err(ctl(other)),
                 }
             }
-        }
+        };
+        let (value, mut updates) = updates;
+        store(&mut guard, frame, &mut updates);
+        self.spare_updates = updates;
+        Ok(value)
     }
 
+    /// Calls a clause's or `then` block's function: `args` (taken) and then `state` (copied)
+    /// are its parameters, and `id` its invocation id.
     fn call_clause_fun(
         &mut self,
         m: &Machine,
         clause: &Clause,
         captures: &[Value],
-        args: impl IntoIterator<Item = Value>,
+        args: &mut [Value],
+        state: &[Value],
         id: u64,
     ) -> R {
         let f = &m.funs[clause.fun.0 as usize];
@@ -578,8 +618,14 @@ impl Ctx {
         for (slot, v) in f.capture_slots.iter().zip(captures) {
             frame[*slot as usize] = v.clone();
         }
-        for (p, a) in f.params.iter().zip(args) {
-            set_slot(&mut frame, p.slot, a);
+        let mut params = f.params.iter();
+        // `args` first: `zip` takes an item from its first iterator before it finds the
+        // second one exhausted, and the parameter after the arguments must not be lost.
+        for (a, p) in args.iter_mut().zip(params.by_ref()) {
+            set_slot(&mut frame, p.slot, std::mem::replace(a, Value::NULL));
+        }
+        for (p, s) in params.zip(state) {
+            set_slot(&mut frame, p.slot, copy_value(s));
         }
         set_slot(&mut frame, clause.target, Value::int(id as f64));
         let result = self.eval_body(m, &mut frame, &f.body, clause.target, Tail::Clause);
@@ -590,18 +636,15 @@ impl Ctx {
     /// A panic surfaced here: the nearest ambient `panic` clause handles it (§9.21).
     #[inline(never)]
     pub(crate) fn raise_panic(&mut self, m: &Machine, msg: Arc<str>) -> Ctl {
-        let mut cur = self.handlers.clone();
+        let stack = self.handlers.take();
+        let mut cur = stack.as_ref();
         while let Some(frame) = cur {
             if let (Some(clause), Some(captures)) = (&frame.handle.panic, &frame.panic_captures) {
-                let captures = captures.clone();
-                return match self.run_clause_body(
-                    m,
-                    &frame,
-                    clause,
-                    &captures,
-                    vec![Value::str(msg)],
-                    false,
-                ) {
+                self.handlers = frame.parent.clone();
+                let result =
+                    self.run_clause_body(m, frame, clause, captures, &mut [Value::str(msg)], false);
+                self.handlers = stack;
+                return match result {
                     Err(c) => c,
                     Ok(_) => ctl(Control::Failed("internal: panic clause resumed".into())),
                 };
@@ -609,8 +652,9 @@ impl Ctx {
             if frame.fence {
                 break;
             }
-            cur = frame.parent.clone();
+            cur = frame.parent.as_ref();
         }
+        self.handlers = stack;
         ctl(Control::Failed(msg))
     }
 
@@ -641,7 +685,7 @@ impl Ctx {
                     let state = hf.state.lock().map(|g| g.clone()).unwrap_or_default();
                     let captures = take(frame, &then.captures);
                     let tid = self.fresh_id();
-                    self.call_clause_fun(m, then, &captures, std::iter::once(v).chain(state), tid)
+                    self.call_clause_fun(m, then, &captures, &mut [v], &state, tid)
                 }
                 None => Ok(v),
             },
@@ -903,11 +947,33 @@ impl Ctx {
         args: &[Expr],
         answer: AnswerAt<'_>,
     ) -> R {
+        // Nearly every request takes at most four arguments: those are passed in a stack
+        // buffer, which spares a heap allocation per request.
+        if args.len() <= 4 {
+            let mut buf = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
+            for (slot, a) in buf.iter_mut().zip(args) {
+                match self.eval(m, frame, a) {
+                    Ok(v) => *slot = v,
+                    Err(c) => {
+                        release(buf);
+                        return Err(c);
+                    }
+                }
+            }
+            let result = self.perform_with(m, request, &mut buf[..args.len()], answer);
+            if args.is_empty() {
+                // Nulls only: nothing to free.
+                std::mem::forget(buf);
+            } else {
+                release(buf);
+            }
+            return result;
+        }
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             values.push(self.eval(m, frame, a)?);
         }
-        self.perform(m, request, values, answer)
+        self.perform_with(m, request, &mut values, answer)
     }
 
     #[inline(never)]
@@ -1174,7 +1240,18 @@ impl Ctx {
         pat: &Pat,
         value: &Expr,
     ) -> Result<(), Ctl> {
-        let v = self.eval(m, frame, value)?;
+        // `let x = request(…)` goes straight to the request, without `eval`'s dispatch.
+        let v = match value {
+            Expr::Perform {
+                request,
+                args,
+                answer,
+            } => {
+                let answer = answer.as_deref().map_or(AnswerAt::Declared, AnswerAt::Site);
+                self.eval_perform(m, frame, *request, args, answer)?
+            }
+            _ => self.eval(m, frame, value)?,
+        };
         if let Pat::Bind(slot) = pat {
             set_slot(frame, *slot, v);
             return Ok(());
@@ -1395,8 +1472,8 @@ impl Ctx {
     /// that loop or clause (its `target` slot: nested loops and closures have their own) needs
     /// no unwinding: its value is the body's, and its updates — all evaluated before any is
     /// stored — go to the loop's `var` slots right here, or, for a clause, to
-    /// [`Ctx::clause_next`] for the clause run to apply to the handler's state. Anything else
-    /// goes through [`Ctx::eval`].
+    /// [`Ctx::spare_updates`] (flagged by [`Ctx::clause_next`]) for the clause run to apply to
+    /// the handler's state. Anything else goes through [`Ctx::eval`].
     #[inline(always)]
     fn eval_body(
         &mut self,
@@ -1439,7 +1516,8 @@ impl Ctx {
     }
 
     /// A tail `next` of a loop body or clause (see [`Ctx::eval_body`]): its value, with the
-    /// updates stored (loop) or left in [`Ctx::clause_next`] (clause).
+    /// updates stored (loop) or left in [`Ctx::spare_updates`] with [`Ctx::clause_next`] set
+    /// (clause).
     #[inline(always)]
     fn tail_next(
         &mut self,
@@ -1482,7 +1560,10 @@ impl Ctx {
                 }
                 self.spare_updates = ups;
             }
-            Tail::Clause => self.clause_next = Some(ups),
+            Tail::Clause => {
+                self.spare_updates = ups;
+                self.clause_next = true;
+            }
         }
         Ok(v)
     }
@@ -1936,6 +2017,120 @@ fn copy_value(v: &Value) -> Value {
     match scalar_copy(v) {
         Some(copy) => copy,
         None => v.clone(),
+    }
+}
+
+/// Runs a clause's quick form under the state's lock (which also serialises it with the
+/// handler's other clauses): evaluates the `next` value and every update, then stores the
+/// updates. `None`, with nothing stored, when an expression leaves the integer fast path: the
+/// clause then runs from its function, which evaluates in full and raises what it must.
+#[inline(always)]
+fn quick_clause(
+    frame: &HFrame,
+    q: &QuickNext,
+    args: &[Value],
+    captures: &[Value],
+) -> Option<Value> {
+    let mut state = frame.state.lock().unwrap_or_else(|e| e.into_inner());
+    let value = quick_value(&q.value, args, &state, captures)?;
+    let mut new = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
+    for (slot, (_, e)) in new.iter_mut().zip(&q.updates) {
+        match quick_value(e, args, &state, captures) {
+            Some(v) => *slot = v,
+            None => {
+                release(new);
+                return None;
+            }
+        }
+    }
+    for (slot, (i, _)) in new.iter_mut().zip(&q.updates) {
+        if (*i as usize) < state.len() {
+            set_slot(&mut state, *i, std::mem::replace(slot, Value::NULL));
+        }
+    }
+    release(new);
+    Some(value)
+}
+
+/// The value of a [`QuickExpr`]: an operand as it is, arithmetic and comparisons of public
+/// integers as [`int_fast`] computes them; `None` for anything else.
+#[inline(always)]
+fn quick_value(
+    e: &QuickExpr,
+    args: &[Value],
+    state: &[Value],
+    captures: &[Value],
+) -> Option<Value> {
+    let operand = match e {
+        QuickExpr::Arg(i) => args.get(*i as usize)?,
+        QuickExpr::State(i) => state.get(*i as usize)?,
+        QuickExpr::Capture(i) => captures.get(*i as usize)?,
+        QuickExpr::Const(v) => v,
+        QuickExpr::Binary(op, l, r) => {
+            return int_fast(
+                *op,
+                quick_int(l, args, state, captures)?,
+                quick_int(r, args, state, captures)?,
+            );
+        }
+    };
+    Some(copy_value(operand))
+}
+
+/// The public integer a [`QuickExpr`] operand evaluates to, as [`int_tree`] computes it:
+/// operands inline, nested arithmetic out of line.
+#[inline(always)]
+fn quick_int(e: &QuickExpr, args: &[Value], state: &[Value], captures: &[Value]) -> Option<f64> {
+    let v = match e {
+        QuickExpr::Arg(i) => args.get(*i as usize)?,
+        QuickExpr::State(i) => state.get(*i as usize)?,
+        QuickExpr::Capture(i) => captures.get(*i as usize)?,
+        QuickExpr::Const(v) => v,
+        QuickExpr::Binary(op, l, r) => return quick_int_tree(*op, l, r, args, state, captures),
+    };
+    match v.v {
+        V::Int(x) if !v.private() => Some(x),
+        _ => None,
+    }
+}
+
+/// [`quick_int`] of nested arithmetic.
+#[inline(never)]
+fn quick_int_tree(
+    op: BinOp,
+    l: &QuickExpr,
+    r: &QuickExpr,
+    args: &[Value],
+    state: &[Value],
+    captures: &[Value],
+) -> Option<f64> {
+    let x = quick_int(l, args, state, captures)?;
+    let y = quick_int(r, args, state, captures)?;
+    match int_fast(op, x, y)?.v {
+        V::Int(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// Stores the updates of a clause's `next` into its handler's state: under the lock held for
+/// the clause run (a sequential handler), or under the lock taken now (a parallel one).
+fn store(
+    guard: &mut Option<std::sync::MutexGuard<'_, Vec<Value>>>,
+    frame: &HFrame,
+    updates: &mut Vec<(u32, Value)>,
+) {
+    let mut taken;
+    let state = match guard {
+        Some(g) => &mut **g,
+        None => {
+            taken = frame.state.lock().unwrap_or_else(|e| e.into_inner());
+            &mut *taken
+        }
+    };
+    for (i, v) in updates.drain(..) {
+        if (i as usize) < state.len() {
+            set_slot(state, i, v);
+        }
     }
 }
 

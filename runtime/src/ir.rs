@@ -189,6 +189,123 @@ pub struct Clause {
     pub captures: Vec<Slot>,
     /// The slot of the clause's frame that holds its invocation id (for `next`/`break`).
     pub target: Slot,
+    /// The clause's body in a form run without a frame, when it is a single `next` whose
+    /// value and updates read only arguments, state, captures and constants.
+    pub quick: Option<Box<QuickNext>>,
+}
+
+/// A clause `{ next value with { var = update, … } }` whose expressions are [`QuickExpr`]s
+/// (counters, accumulators, generators): it runs in place, reading the request's arguments
+/// and the handler's state where they are, with no frame, invocation id or handler-stack
+/// change (nothing in it can perform, jump or panic). When an expression leaves the integer
+/// fast path (an overflow, a private operand), the clause runs from its function instead.
+#[derive(Debug)]
+pub struct QuickNext {
+    pub value: QuickExpr,
+    /// State index and new value; at most [`QuickNext::MAX_UPDATES`].
+    pub updates: Vec<(u32, QuickExpr)>,
+}
+
+impl QuickNext {
+    pub const MAX_UPDATES: usize = 4;
+
+    /// The quick form of a clause's body, if it has one. `params` are the clause function's
+    /// parameters (the request's `args` of them, then the state) and `captures` the slots its
+    /// captured values go to, in capture order; `target` is the clause's jump target slot.
+    pub fn of(
+        body: &Expr,
+        target: Slot,
+        args: usize,
+        params: &[Param],
+        captures: &[Slot],
+    ) -> Option<Box<QuickNext>> {
+        let mut e = body;
+        // The lowering ends a block at its `next`, before a placeholder tail.
+        let (value, updates) = loop {
+            match e {
+                Expr::Next {
+                    target: t,
+                    value,
+                    updates,
+                } if *t == target => break (value, updates),
+                Expr::Block(stmts, tail) => match &stmts[..] {
+                    [] => e = tail,
+                    [Stmt::Expr(next @ Expr::Next { .. })] => e = next,
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        };
+        if updates.len() > Self::MAX_UPDATES {
+            return None;
+        }
+        let operand = |e: &Expr| QuickExpr::of(e, args, params, captures, 0);
+        Some(Box::new(QuickNext {
+            value: operand(value)?,
+            updates: updates
+                .iter()
+                .map(|(i, e)| Some((*i, operand(e)?)))
+                .collect::<Option<_>>()?,
+        }))
+    }
+}
+
+impl QuickExpr {
+    fn of(
+        e: &Expr,
+        args: usize,
+        params: &[Param],
+        captures: &[Slot],
+        depth: u32,
+    ) -> Option<QuickExpr> {
+        Some(match e {
+            Expr::Local(slot) => {
+                if let Some(i) = params.iter().position(|p| p.slot == *slot) {
+                    if i < args {
+                        QuickExpr::Arg(i as u32)
+                    } else {
+                        QuickExpr::State((i - args) as u32)
+                    }
+                } else {
+                    QuickExpr::Capture(captures.iter().position(|s| s == slot)? as u32)
+                }
+            }
+            Expr::Const(v) => QuickExpr::Const(v.clone()),
+            Expr::Binary(
+                op @ (BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Mod
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::NotEq),
+                l,
+                r,
+            ) if depth < 8 => QuickExpr::Binary(
+                *op,
+                Box::new(QuickExpr::of(l, args, params, captures, depth + 1)?),
+                Box::new(QuickExpr::of(r, args, params, captures, depth + 1)?),
+            ),
+            _ => return None,
+        })
+    }
+}
+
+/// An expression of a [`QuickNext`]: an operand, or integer arithmetic and comparisons of
+/// operands.
+#[derive(Debug)]
+pub enum QuickExpr {
+    /// The request's argument at this index (declared order).
+    Arg(u32),
+    /// The handler's `var` at this index.
+    State(u32),
+    /// The clause's captured value at this index.
+    Capture(u32),
+    Const(Value),
+    Binary(BinOp, Box<QuickExpr>, Box<QuickExpr>),
 }
 
 #[derive(Debug, Clone)]

@@ -1602,6 +1602,12 @@ impl<'a> Lowering<'a> {
         for p in &mut ps {
             p.pattern = None;
         }
+        let capture_slots: Vec<Slot> = self
+            .stack
+            .last()
+            .map(|cx| cx.captures.iter().map(|(_, s)| *s).collect())
+            .unwrap_or_default();
+        let quick = QuickNext::of(&body, target, params.len(), &ps, &capture_slots);
         let (fun, captures) = self.finish(body, ps, "".into(), None, false, "".into(), None);
         self.clause_vars = saved_vars;
         Clause {
@@ -1609,6 +1615,7 @@ impl<'a> Lowering<'a> {
             fun,
             captures,
             target,
+            quick,
         }
     }
 
@@ -1648,6 +1655,7 @@ impl<'a> Lowering<'a> {
             fun,
             captures,
             target,
+            quick: None,
         }
     }
 

@@ -188,9 +188,9 @@ pub struct Ctx {
     /// allocates nothing.
     pub(crate) spare: Option<Ctl>,
     pub(crate) spare_updates: Vec<(u32, Value)>,
-    /// The state updates of a clause's tail `next`, taken without unwinding
-    /// (`Ctx::eval_body`); `Some` from that `next` until its clause run collects them.
-    pub(crate) clause_next: Option<Vec<(u32, Value)>>,
+    /// Set by a clause's tail `next`, taken without unwinding (`Ctx::eval_body`), whose state
+    /// updates are in `spare_updates`; from that `next` until its clause run stores them.
+    pub(crate) clause_next: bool,
     /// Where templates and `++` assemble their text before the one copy into an `Arc<str>`.
     pub(crate) scratch: String,
     /// The runtime ids of the jump targets still running on this thread (activations targeted
@@ -239,7 +239,7 @@ impl Ctx {
             fuel: 0,
             spare: None,
             spare_updates: Vec::new(),
-            clause_next: None,
+            clause_next: false,
             scratch: String::new(),
             active: Vec::new(),
             stack_base: 0,
