@@ -60,8 +60,8 @@ PROGRAMS = [
     Program("loop", "`for` over `array.range` with `var` state and `next ... with`", 3_000_000, 1_000),
     Program("strings", "`++`, templates, `string.to_string`, `string.join`", 500_000, 1_000),
     Program("shapes", "data constructors, `match` on constructors, records, field access", 100_000, 1_000),
-    Program("handlers", "requests answered by a stateful `use handler` clause", 500_000, 1_000),
-    Program("parallel", "`parallel for` map, 1000-step state loop per element (CPython: plain loop)", 1_500, 10),
+    Program("handlers", "requests answered by a stateful `use handler` clause (CPython: a method call)", 500_000, 1_000),
+    Program("parallel", "`parallel for` map, 1000-step state loop per element (CPython: sequential `sum`)", 1_500, 10),
 ]
 
 
@@ -239,10 +239,11 @@ waits for. Targets (runtime issue): geometric mean of katari / CPython ≤ {TARG
 - Command: `bench/runtime.py` ({runs} timed runs per program and language after one warm-up run,
   alternating katari and CPython; median and fastest wall time; CPU time is user + system, above
   the wall time when several cores work)
-- The CPython twin of `parallel.kt` is a plain sequential loop: under the GIL a
-  `ThreadPoolExecutor` cannot run CPU-bound Python in parallel and only adds overhead. The
-  handler program's twin keeps an explicit stack of handler objects and looks `tick` up through
-  it on every call, as katari searches its handler stack.
+- Each CPython twin is the program a Python programmer would write for the same output: the
+  handler program's `var` state is an attribute of a plain object and its clause a method
+  (`counter.tick()`); `shapes` prints its dict with `json.dumps`. The twin of `parallel.kt` is
+  a sequential `sum` over a generator: under the GIL a `ThreadPoolExecutor` cannot run
+  CPU-bound Python in parallel and only adds overhead.
 
 {table}
 

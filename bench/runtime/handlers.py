@@ -1,46 +1,30 @@
-# Requests and handlers: n calls of `tick`, each answered by the innermost handler object on an
-# explicit handler stack that holds the state (same work as handlers.kt: a dynamic lookup
-# through the stack, a state update, a resume with the old value).
+# Requests and handlers: n calls of `tick` on a counter object that holds the state (the work of
+# handlers.kt, written as a Python programmer would: the handler's `var` state is an attribute,
+# its clause a method, and the code that performs `tick` receives the object).
 import sys
 
 
-class Ticker:
+class Counter:
     def __init__(self):
         self.n = 0
 
     def tick(self):
         n = self.n
-        self.n = n + 1
+        self.n += 1
         return n
 
 
-handlers = []
-
-
-def tick():
-    for h in reversed(handlers):
-        clause = getattr(h, "tick", None)
-        if clause is not None:
-            return clause()
-    raise RuntimeError("unhandled request tick")
-
-
-def count(n):
+def count(n, counter):
     total = 0
     for _i in range(n):
-        t = tick()
-        total = total + t
+        total += counter.tick()
     return total
 
 
 def main(n=200000):
-    ticker = Ticker()
-    handlers.append(ticker)
-    try:
-        total = count(n)
-    finally:
-        handlers.pop()
-    return f"{total} ticks={ticker.n}"
+    counter = Counter()
+    total = count(n, counter)
+    return f"{total} ticks={counter.n}"
 
 
 print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200000))

@@ -5,7 +5,7 @@ import sys
 def main(n=1000000):
     total = 0
     for i in range(n):
-        total = total + i
+        total += i
     return total
 
 

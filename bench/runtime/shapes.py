@@ -1,5 +1,7 @@
 # Data values and `match`: builds shapes as dataclasses, turns each into a dict via a `match`
-# statement with class patterns, then sums the dicts' fields (same work as shapes.kt).
+# statement with class patterns, then sums the dicts' fields and prints the result as compact
+# JSON, as katari prints a record (same work as shapes.kt).
+import json
 import sys
 from dataclasses import dataclass
 
@@ -53,9 +55,9 @@ def main(n=100000):
     total = 0
     corners = 0
     for r in summaries:
-        total = total + r["area"]
-        corners = corners + r["corners"]
-    return '{"count":%d,"total":%d,"corners":%d}' % (len(summaries), total, corners)
+        total += r["area"]
+        corners += r["corners"]
+    return json.dumps({"count": len(summaries), "total": total, "corners": corners}, separators=(",", ":"))
 
 
 print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100000))

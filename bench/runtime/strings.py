@@ -7,10 +7,10 @@ def main(n=100000):
     parts = []
     for i in range(n):
         label = "item-" + str(i)
-        parts.append(f"<{label}:{str(i % 7)}>")
+        parts.append(f"<{label}:{i % 7}>")
     text = ",".join(parts)
     size = len(text)
-    return f"{str(size)} {text[size - 24:size]}"
+    return f"{size} {text[-24:]}"
 
 
 print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100000))
