@@ -13,8 +13,7 @@
 # Peers (tests/peers/install.sh installs them into .peers/): the Python SDK venv (.peers/py,
 # mcp==2.3.0) for tests/meta/paged_server.py; node, server-everything and server-filesystem,
 # and the local LLM (.peers/llm) for the tokens part.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 
 parts=search,catalog,tokens
 iterations=30
@@ -28,9 +27,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-cargo build --quiet --release -p katari
+bench_build
 cargo test --quiet --release -p katari --bin katari --no-run
-load=$(cut -d' ' -f1-3 /proc/loadavg)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 KATARI_BENCH_META="$out" KATARI_BENCH_META_PARTS="$parts" \
@@ -38,11 +36,7 @@ KATARI_BENCH_META="$out" KATARI_BENCH_META_PARTS="$parts" \
   KATARI_BIN="$PWD/target/release/katari" \
   cargo test --quiet --release -p katari --bin katari meta::bench::meta_benchmarks -- --exact >&2
 tables=$(cat "$out")
-load_end=$(cut -d' ' -f1-3 /proc/loadavg)
-
-cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ", with uncommitted changes" || true)
+bench_finish
 python=$(.peers/py/bin/python -c 'import platform, importlib.metadata as m; print("CPython " + platform.python_version() + ", mcp " + m.version("mcp"))' 2>/dev/null || echo "Python SDK not installed")
 
 # The bench writes the summary table, a blank line, then each part's tables.
@@ -52,9 +46,9 @@ details=$(printf '%s\n' "$tables" | sed '1,/^$/d')
 section=$(cat <<MD
 ## MCP meta-functions
 
-\`bench/meta.sh\` at commit ${commit}${dirty}, $(date -u +%Y-%m-%d), against the targets of issue #17
-(load average ${load} at the start, ${load_end} at the end, on $(nproc) cores: other work on the
-machine slows the wall times; token counts do not depend on it).
+\`bench/meta.sh\` at commit ${bench_commit}, ${bench_date}, against the targets of issue #17
+(load average ${bench_load} at the start, ${bench_load_end} at the end, on $(nproc) cores: other
+work on the machine slows the wall times; token counts do not depend on it).
 
 ${summary}
 
@@ -79,7 +73,7 @@ host/src/meta/bench.rs unless said otherwise):
    enabled, as katari sends it (meta-functions) and with every tool of both servers offered flat.
    No numeric target: fewer tokens than flat.
 
-- Machine: $(nproc) cores, ${cpu}, $(uname -sr); $(rustc -V)
+- Machine: ${bench_machine}; ${bench_rustc}
 - Peers: ${python}; node $(node --version 2>/dev/null || echo "not installed"); the local LLM of tests/peers.rs (\`start_local_llm()\`)
 - Command: \`bench/meta.sh --parts ${parts} --iterations ${iterations} --rounds ${rounds}\`
 
@@ -87,22 +81,4 @@ ${details}
 MD
 )
 
-# Replace the section where it stands (or add it at the end), keeping the hand-written rest of
-# the old one from its "### Where the time goes" on.
-SECTION="$section" python3 - <<'PY'
-import os, re
-path = "docs/benchmarks.md"
-text = open(path).read()
-new = os.environ["SECTION"].rstrip("\n") + "\n"
-parts = re.split(r"(?m)^(?=## )", text)
-for i, part in enumerate(parts):
-    if part.startswith("## MCP meta-functions\n"):
-        m = re.search(r"(?m)^### Where the time goes\n", part)
-        kept = "\n" + part[m.start():].rstrip("\n") + "\n" if m else ""
-        parts[i] = new + kept + ("\n" if i + 1 < len(parts) else "")
-        break
-else:
-    parts.append("\n" + new)
-open(path, "w").write("".join(parts))
-PY
-echo "$section"
+bench_record "MCP meta-functions" "$section"
