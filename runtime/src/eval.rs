@@ -947,6 +947,9 @@ impl Ctx {
         args: &[Expr],
         answer: AnswerAt<'_>,
     ) -> R {
+        if args.is_empty() {
+            return self.perform_with(m, request, &mut [], answer);
+        }
         // Nearly every request takes at most four arguments: those are passed in a stack
         // buffer, which spares a heap allocation per request.
         if args.len() <= 4 {
@@ -961,12 +964,7 @@ impl Ctx {
                 }
             }
             let result = self.perform_with(m, request, &mut buf[..args.len()], answer);
-            if args.is_empty() {
-                // Nulls only: nothing to free.
-                std::mem::forget(buf);
-            } else {
-                release(buf);
-            }
+            release(buf);
             return result;
         }
         let mut values = Vec::with_capacity(args.len());
@@ -2033,6 +2031,14 @@ fn quick_clause(
 ) -> Option<Value> {
     let mut state = frame.state.lock().unwrap_or_else(|e| e.into_inner());
     let value = quick_value(&q.value, args, &state, captures)?;
+    // One update (a counter, an accumulator) needs no buffer.
+    if let [(i, e)] = &q.updates[..] {
+        let v = quick_value(e, args, &state, captures)?;
+        if (*i as usize) < state.len() {
+            set_slot(&mut state, *i, v);
+        }
+        return Some(value);
+    }
     let mut new = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
     for (slot, (_, e)) in new.iter_mut().zip(&q.updates) {
         match quick_value(e, args, &state, captures) {
