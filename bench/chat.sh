@@ -27,9 +27,15 @@ bench_finish
 llm_version=$("$peers/bench-llm/bin/llm" --version 2>/dev/null || echo "not installed")
 aichat_version=$("$peers/aichat/bin/aichat" --version 2>/dev/null || echo "not installed")
 curl_version=$(curl --version 2>/dev/null | head -1 | cut -d' ' -f1-2 || echo "not installed")
+# The harness's last line of targets opens the section, with the share of the 20 ms budget used.
+targets=$(printf '%s\n' "$tables" | sed -n 's/^Targets: //p' | head -1)
+whole=$(printf '%s\n' "$targets" | sed -n 's/^whole process \([0-9.]*\) ms.*/\1/p')
+share=$(awk -v w="$whole" 'BEGIN { if (w != "") printf " The whole turn takes %.2f of its 20 ms budget.", w / 20 }')
 
 section=$(cat <<MD
 ## Chat turn
+
+**Result at commit ${bench_commit} (${bench_date}):** ${targets:-the harness printed no targets line.}${share}
 
 One \`katari chat AGENT -m hi\` turn as a whole process (release build) against the \`llm\` CLI and
 \`aichat\` on the same FAKE OpenAI-compatible server on loopback, which answers \`ok\` at once in

@@ -10,9 +10,21 @@ source "$(dirname "$0")/lib.sh"
 bench_build
 tables=$(cargo bench --quiet -p katari --bench threads -- "$@")
 bench_finish
+# The median of `katari get threads` and its share of the 50 ms target open the section.
+median_of() {
+  printf '%s\n' "$tables" | awk -F'|' -v label="$1" '$2 == " " label " " { gsub(/ /, "", $3); print $3; exit }'
+}
+listing=$(median_of '`katari get threads`')
+listing_json=$(median_of '`katari get threads --json`')
+result=$(awk -v m="$listing" -v j="$listing_json" 'BEGIN {
+  if (m == "") { print "the harness printed no row for `katari get threads`."; exit }
+  printf "`katari get threads` over 10,000 threads takes %s ms (median; `--json` %s ms), %.2f of the 50 ms target: %s.", m, j, m / 50, (m < 50 ? "met" : "**missed**")
+}')
 
 section=$(cat <<MD
 ## Thread store
+
+**Result at commit ${bench_commit} (${bench_date}):** ${result}
 
 \`katari get threads\`, \`katari get thread PREFIX\` and \`katari describe thread PREFIX\` as whole
 processes (release build) over a \`katari.db\` of 10,000 threads and 200,000 messages. One real
