@@ -1238,18 +1238,7 @@ impl Ctx {
         pat: &Pat,
         value: &Expr,
     ) -> Result<(), Ctl> {
-        // `let x = request(…)` goes straight to the request, without `eval`'s dispatch.
-        let v = match value {
-            Expr::Perform {
-                request,
-                args,
-                answer,
-            } => {
-                let answer = answer.as_deref().map_or(AnswerAt::Declared, AnswerAt::Site);
-                self.eval_perform(m, frame, *request, args, answer)?
-            }
-            _ => self.eval(m, frame, value)?,
-        };
+        let v = self.eval(m, frame, value)?;
         if let Pat::Bind(slot) = pat {
             set_slot(frame, *slot, v);
             return Ok(());
