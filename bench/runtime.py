@@ -11,7 +11,8 @@ print exactly what its CPython twin prints; a mismatch (or a failed run) shows a
 and is left out of the geometric mean.
 
 Prints the table and records it in docs/benchmarks.md, section "Runtime" (the other sections, and
-the hand-written "### Where the time goes" subsection of "Runtime", are kept).
+the hand-written subsections of "Runtime" from "### Where the time goes" on, with its history
+table, are kept).
 
 Timings, never assertions: this script exits 0 whatever the numbers are (non-zero only when it
 cannot run at all). Run it on a quiet machine; the load average is recorded with the results.
