@@ -14,9 +14,9 @@ use katari_tests::peers::{self, Peer};
 
 /// The fake browser (fault injection): fetches the authorisation URL, then sends the requests
 /// of `KATARI_TEST_HOSTILE` to the callback over raw sockets, logging each reply's status line
-/// to `KATARI_TEST_HOSTILE_LOG`.
+/// to `KATARI_TEST_HOSTILE_LOG`, and `done` when it ends (katari does not wait for its browser).
 const BROWSER: &str = r#"
-import os, socket, sys, urllib.error, urllib.parse, urllib.request
+import atexit, os, socket, sys, urllib.error, urllib.parse, urllib.request
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *a):
@@ -24,6 +24,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 mode = os.environ["KATARI_TEST_HOSTILE"]
 log = open(os.environ["KATARI_TEST_HOSTILE_LOG"], "a")
+atexit.register(lambda: (log.write("done\n"), log.flush()))
 opener = urllib.request.build_opener(NoRedirect)
 try:
     location = opener.open(sys.argv[1], timeout=20).headers.get("Location")
@@ -133,12 +134,20 @@ fn login(url: &str, mode: &str) -> (Output, Vec<String>, i64) {
         .current_dir(home)
         .output()
         .expect("runs katari");
-    let replies = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    (out, replies, stored(home))
+    (out, browser_replies(&log), stored(home))
+}
+
+/// The reply lines the browser logged, once it has ended: katari may exit (a failed login)
+/// before the browser has read its reply to the end.
+fn browser_replies(log: &Path) -> Vec<String> {
+    for _ in 0..300 {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(replies) = text.strip_suffix("done\n") {
+            return replies.lines().map(str::to_string).collect();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the test browser did not end within 30 s")
 }
 
 /// How many credentials the home's database holds.
