@@ -39,6 +39,14 @@ fn closure(frame: &[Value], fun: crate::ir::FunId, captures: &[crate::ir::Slot])
     })
 }
 
+/// Where a clause run finds its handler's state.
+#[derive(Clone, Copy)]
+enum State<'a> {
+    In(&'a [Value]),
+    /// In [`Ctx::states`], at this slot.
+    Local(usize),
+}
+
 /// What a body's tail `next` continues (`Ctx::eval_body`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Tail {
@@ -53,7 +61,7 @@ const FUEL: u32 = 256;
 const PARALLEL_WORKERS: usize = 64;
 
 /// The most elements `array.range` gives (`prelude.md` §4).
-const RANGE_LIMIT: f64 = 10_000_000.0;
+pub(crate) const RANGE_LIMIT: f64 = 10_000_000.0;
 
 impl Ctx {
     /// Boxes a jump in the box a finished jump left behind, if there is one.
@@ -424,7 +432,8 @@ impl Ctx {
                 .position(|c| c.request == request)
             {
                 if let Some(q) = &frame.handle.clauses[ci].quick
-                    && let Some(v) = quick_clause(frame, q, args, &frame.captures[ci])
+                    && let Some(v) =
+                        quick_clause(frame, &mut self.states, q, args, &frame.captures[ci])
                 {
                     return Ok(v);
                 }
@@ -532,7 +541,8 @@ impl Ctx {
     /// A sequential handler's clause runs under the state's lock (which serialises its clauses)
     /// and reads the state in place; a tail `next` leaves its updates in
     /// [`Ctx::spare_updates`], stored under the same lock. A parallel handler's clause runs on
-    /// a copy of the state and stores its updates under the lock afterwards.
+    /// a copy of the state and stores its updates under the lock afterwards. A frame no other
+    /// thread can reach ([`HFrame::local`]) takes no lock: its clauses cannot overlap.
     fn run_clause_body(
         &mut self,
         m: &Machine,
@@ -542,7 +552,8 @@ impl Ctx {
         args: &mut [Value],
         resumes: bool,
     ) -> R {
-        let mut guard = if frame.handle.parallel {
+        let local = frame.local.load(Ordering::Relaxed);
+        let mut guard = if frame.handle.parallel || local {
             None
         } else {
             Some(frame.state.lock().unwrap_or_else(|e| e.into_inner()))
@@ -551,10 +562,14 @@ impl Ctx {
         let mark = self.active.len();
         self.active.push(id);
         let result = match &guard {
-            Some(g) => self.call_clause_fun(m, clause, captures, args, g, id),
+            Some(g) => self.call_clause_fun(m, clause, captures, args, State::In(g), id),
+            None if local => {
+                let state = State::Local(frame.slot as usize);
+                self.call_clause_fun(m, clause, captures, args, state, id)
+            }
             None => {
                 let state = frame.state.lock().map(|g| g.clone()).unwrap_or_default();
-                self.call_clause_fun(m, clause, captures, args, &state, id)
+                self.call_clause_fun(m, clause, captures, args, State::In(&state), id)
             }
         };
         self.active.truncate(mark);
@@ -563,7 +578,7 @@ impl Ctx {
             Ok(v) if self.clause_next => {
                 self.clause_next = false;
                 let mut updates = std::mem::take(&mut self.spare_updates);
-                store(&mut guard, frame, &mut updates);
+                store(&mut guard, frame, &mut self.states, &mut updates);
                 self.spare_updates = updates;
                 return Ok(v);
             }
@@ -597,7 +612,7 @@ impl Ctx {
             }
         };
         let (value, mut updates) = updates;
-        store(&mut guard, frame, &mut updates);
+        store(&mut guard, frame, &mut self.states, &mut updates);
         self.spare_updates = updates;
         Ok(value)
     }
@@ -610,11 +625,15 @@ impl Ctx {
         clause: &Clause,
         captures: &[Value],
         args: &mut [Value],
-        state: &[Value],
+        state: State<'_>,
         id: u64,
     ) -> R {
         let f = &m.funs[clause.fun.0 as usize];
         let mut frame = self.frame(f.slots);
+        let state = match state {
+            State::In(s) => s,
+            State::Local(slot) => self.states.get(slot).map_or(&[][..], |s| &s[..]),
+        };
         for (slot, v) in f.capture_slots.iter().zip(captures) {
             frame[*slot as usize] = v.clone();
         }
@@ -667,25 +686,43 @@ impl Ctx {
         let captures = h.clauses.iter().map(|c| take(frame, &c.captures)).collect();
         let panic_captures = h.panic.as_ref().map(|c| take(frame, &c.captures));
         let id = self.fresh_id();
+        // The state stays in this context until a fork shares the frame (`HFrame::local`).
+        let slot = self.states.len();
+        self.states.push(state);
         let hf = Arc::new(HFrame {
             id,
             handle: h.clone(),
             captures,
             panic_captures,
-            state: Mutex::new(state),
+            state: Mutex::new(Vec::new()),
+            local: AtomicBool::new(true),
+            slot: slot as u32,
             parent: self.handlers.clone(),
             fence: false,
         });
         let saved = self.handlers.replace(hf.clone());
         let result = self.eval(m, frame, &h.body);
         self.handlers = saved;
+        // Every `use handler` inside the body has taken its entry off by now.
+        self.states.truncate(slot + 1);
+        let kept = self.states.pop().unwrap_or_default();
+        let state = if hf.local.load(Ordering::Relaxed) {
+            if Arc::strong_count(&hf) > 1 {
+                // Something still holds the frame (nothing should): it finds the state in it.
+                *hf.state.lock().unwrap_or_else(|e| e.into_inner()) = kept.clone();
+                hf.local.store(false, Ordering::Relaxed);
+            }
+            kept
+        } else {
+            hf.state.lock().map(|g| g.clone()).unwrap_or_default()
+        };
         match result {
             Ok(v) => match &h.then {
                 Some(then) => {
-                    let state = hf.state.lock().map(|g| g.clone()).unwrap_or_default();
                     let captures = take(frame, &then.captures);
                     let tid = self.fresh_id();
-                    self.call_clause_fun(m, then, &captures, &mut [v], &state, tid)
+                    let state = State::In(&state);
+                    self.call_clause_fun(m, then, &captures, &mut [v], state, tid)
                 }
                 None => Ok(v),
             },
@@ -2014,23 +2051,39 @@ fn copy_value(v: &Value) -> Value {
 #[inline(always)]
 fn quick_clause(
     frame: &HFrame,
+    states: &mut [Vec<Value>],
     q: &QuickNext,
     args: &[Value],
     captures: &[Value],
 ) -> Option<Value> {
+    if frame.local.load(Ordering::Relaxed) {
+        let state = states.get_mut(frame.slot as usize)?;
+        return quick_in(state, q, args, captures);
+    }
     let mut state = frame.state.lock().unwrap_or_else(|e| e.into_inner());
-    let value = quick_value(&q.value, args, &state, captures)?;
+    quick_in(&mut state, q, args, captures)
+}
+
+/// [`quick_clause`] on the state, wherever it is kept.
+#[inline(always)]
+fn quick_in(
+    state: &mut [Value],
+    q: &QuickNext,
+    args: &[Value],
+    captures: &[Value],
+) -> Option<Value> {
+    let value = quick_value(&q.value, args, state, captures)?;
     // One update (a counter, an accumulator) needs no buffer.
     if let [(i, e)] = &q.updates[..] {
-        let v = quick_value(e, args, &state, captures)?;
+        let v = quick_value(e, args, state, captures)?;
         if (*i as usize) < state.len() {
-            set_slot(&mut state, *i, v);
+            set_slot(state, *i, v);
         }
         return Some(value);
     }
     let mut new = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
     for (slot, (_, e)) in new.iter_mut().zip(&q.updates) {
-        match quick_value(e, args, &state, captures) {
+        match quick_value(e, args, state, captures) {
             Some(v) => *slot = v,
             None => {
                 release(new);
@@ -2040,7 +2093,7 @@ fn quick_clause(
     }
     for (slot, (i, _)) in new.iter_mut().zip(&q.updates) {
         if (*i as usize) < state.len() {
-            set_slot(&mut state, *i, std::mem::replace(slot, Value::NULL));
+            set_slot(state, *i, std::mem::replace(slot, Value::NULL));
         }
     }
     release(new);
@@ -2108,15 +2161,21 @@ fn quick_int_tree(
 }
 
 /// Stores the updates of a clause's `next` into its handler's state: under the lock held for
-/// the clause run (a sequential handler), or under the lock taken now (a parallel one).
+/// the clause run (a sequential handler), under the lock taken now (a parallel one), or where
+/// this context keeps it (a frame no other thread can reach).
 fn store(
     guard: &mut Option<std::sync::MutexGuard<'_, Vec<Value>>>,
     frame: &HFrame,
+    states: &mut [Vec<Value>],
     updates: &mut Vec<(u32, Value)>,
 ) {
     let mut taken;
     let state = match guard {
         Some(g) => &mut **g,
+        None if frame.local.load(Ordering::Relaxed) => match states.get_mut(frame.slot as usize) {
+            Some(s) => s,
+            None => return,
+        },
         None => {
             taken = frame.state.lock().unwrap_or_else(|e| e.into_inner());
             &mut *taken
@@ -2149,9 +2208,17 @@ fn take(frame: &[Value], slots: &[u32]) -> Vec<Value> {
     slots.iter().map(|s| frame[*s as usize].clone()).collect()
 }
 
+/// The most keys of a record whose fields are found by comparing keys in order rather than
+/// by hashing the key (`Record`'s index).
+const SMALL_RECORD: usize = 8;
+
 /// `e.f`: a record key or data field; absent keys read `null` (§9.5).
 pub(crate) fn field(v: &Value, key: &str) -> Value {
     let found = match &v.v {
+        // A few keys are compared faster than one is hashed.
+        V::Record(r) if r.len() <= SMALL_RECORD => {
+            r.iter().find(|(k, _)| &***k == key).map(|(_, x)| x.clone())
+        }
         V::Record(r) => r.get(key).cloned(),
         V::Data(d) => d
             .ctor
@@ -2294,3 +2361,6 @@ pub fn floor_mod(a: f64, b: f64) -> f64 {
     };
     if r == 0.0 { 0.0 } else { r }
 }
+
+#[cfg(test)]
+mod tests;

@@ -14,6 +14,8 @@ pub mod native;
 pub mod privacy;
 pub mod reactor;
 pub mod reflect;
+#[cfg(test)]
+mod test_support;
 pub mod tier;
 pub mod value;
 pub mod wire;

@@ -162,8 +162,18 @@ pub(crate) struct HFrame {
     /// The clause closures' captured values.
     pub captures: Vec<Vec<Value>>,
     pub panic_captures: Option<Vec<Value>>,
-    /// The `var` state; the lock also serialises the clauses of a sequential handler.
+    /// The `var` state once the frame is shared (`local` is false); the lock also serialises
+    /// the clauses of a sequential handler.
     pub state: Mutex<Vec<Value>>,
+    /// Whether the state is kept in its owner context's [`Ctx::states`], at `slot`, rather
+    /// than in `state`. A frame only its own thread can reach needs no lock: a request
+    /// answered by it reads and writes its state with plain loads and stores instead of the
+    /// two atomic read-modify-writes of a lock and an unlock. Set when the frame is made, and
+    /// cleared for good (the state moved into `state`) by [`Ctx::fork`] before any other thread
+    /// can reach the frame, and when the frame outlives its `use handler`. Only the owner
+    /// writes it; other threads get the frame through a fork, so they always read false.
+    pub local: AtomicBool,
+    pub slot: u32,
     pub parent: Option<Arc<HFrame>>,
     /// A fence (no clauses): `prelude.throw` and panics stop here unhandled instead of reaching
     /// the frames beyond it. `mcp.serve` puts one under its served calls (`Ctx::fenced`).
@@ -212,6 +222,9 @@ pub struct Ctx {
     pub(crate) tier_stop: Option<Ctl>,
     /// The integer tier's register stack, kept for its allocation.
     pub(crate) tier_regs: Vec<f64>,
+    /// The `var` state of this context's handler frames that no other thread can reach
+    /// ([`HFrame::local`]), by frame slot: one entry per `use handler` running here.
+    pub(crate) states: Vec<Vec<Value>>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -247,6 +260,7 @@ impl Ctx {
             tier_off: 0,
             tier_stop: None,
             tier_regs: Vec::new(),
+            states: Vec::new(),
         }
     }
 
@@ -284,6 +298,8 @@ impl Ctx {
             captures: Vec::new(),
             panic_captures: None,
             state: Mutex::new(Vec::new()),
+            local: AtomicBool::new(false),
+            slot: 0,
             parent: self.handlers.clone(),
             fence: true,
         }));
@@ -292,6 +308,7 @@ impl Ctx {
 
     /// A context for a parallel branch: same handlers, fresh ids.
     pub(crate) fn fork(&self) -> Ctx {
+        self.share_handlers();
         let mut c = Ctx::new(self.m.clone());
         c.handlers = self.handlers.clone();
         c.depth = self.depth;
@@ -302,6 +319,25 @@ impl Ctx {
         // margin leaves room for a `panic` clause and for natives that recurse over values.
         c.stack_budget = crate::BRANCH_STACK - BRANCH_STACK_MARGIN;
         c
+    }
+
+    /// Moves the state of every frame of the handler stack still kept in this context into
+    /// the frame itself, where the lock guards it: a fork is about to reach those frames from
+    /// another thread.
+    fn share_handlers(&self) {
+        let mut cur = self.handlers.as_ref();
+        while let Some(frame) = cur {
+            if frame.local.load(Ordering::Relaxed) {
+                let state = self
+                    .states
+                    .get(frame.slot as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                *frame.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+                frame.local.store(false, Ordering::Relaxed);
+            }
+            cur = frame.parent.as_ref();
+        }
     }
 
     pub(crate) fn fresh_id(&mut self) -> u64 {

@@ -1,20 +1,21 @@
 //! The integer tier: top-level agents that compute only with integers (arithmetic,
-//! comparisons, `if`, `let` and calls of one another) also get a form over unboxed numbers,
-//! run without value tags, private flags or pooled frames.
+//! comparisons, `if`, `let`, calls of one another, and counted loops over `array.range` with
+//! `var` state) also get a form over unboxed numbers, run without value tags, private flags or
+//! pooled frames.
 //!
 //! The tier is an accelerator, never a second semantics. An agent enters it only when every
 //! argument is a public integer, and everything it can do there is pure, so whenever the tier
 //! meets a case it does not decide itself (an overflow to a non-finite number, a remainder of
 //! large or zero operands, the call depth or stack limit) it gives up and the call runs again
 //! on the tree walker, which raises the panic or builds the number the language specifies. Step
-//! counting and interruption are the tree walker's: each tier call spends one step, as a call
-//! does there.
+//! counting and interruption are the tree walker's: each tier call and each loop iteration
+//! spends one step, as they do there.
 
 use katari_lang::ast::{BinOp, UnOp};
 
 use crate::control::Ctl;
-use crate::eval::stack_address;
-use crate::ir::{Expr, Fun, FunId, Pat, Slot, Stmt};
+use crate::eval::{RANGE_LIMIT, stack_address};
+use crate::ir::{Expr, ForLoop, Fun, FunId, Pat, Slot, Stmt};
 use crate::machine::{Ctx, Machine};
 use crate::value::V;
 
@@ -26,6 +27,11 @@ const MAX_REGS: usize = 4096;
 const STACK: usize = 1 << 17;
 
 type Reg = u16;
+
+/// The compiler recurses over expressions, which nest as deeply as a program's `else if`
+/// chains are long: below this much stack left, it continues on a new segment of this size.
+const GROW_RED_ZONE: usize = 64 * 1024;
+const GROW_STACK: usize = 1024 * 1024;
 
 /// An agent's integer form: register code.
 #[derive(Debug)]
@@ -60,6 +66,18 @@ enum Op {
     /// `dst = fun(registers base..base + n)`.
     Call(Reg, FunId, Reg, u16),
     Return(Reg),
+    /// `n = end - start`, the number of elements of `array.range(start, end)` (at least 0);
+    /// beyond the range limit the tier gives up (the native raises it).
+    RangeLen(Reg, Reg, Reg),
+    /// The step of a counted loop, placed after its body: unless `k` has reached `n`, spends
+    /// a step, sets `item = start + k`, counts `k` and jumps back to the body at `again`.
+    ForStep {
+        k: Reg,
+        n: Reg,
+        start: Reg,
+        item: Reg,
+        again: u32,
+    },
 }
 
 /// An integer-valued expression.
@@ -74,6 +92,32 @@ enum IExpr {
     Block(Vec<(Option<Slot>, IExpr)>, Box<IExpr>),
     /// A call of an agent of the tier, arguments in parameter order.
     Call(FunId, Vec<Opd>),
+    /// A counted loop over `array.range` whose iteration values are not used.
+    Loop(Box<ILoop>),
+    /// `next` to an enclosing loop of the same agent: the value (evaluated for its failures
+    /// only), then the updates of its `var`s, all evaluated before any is stored.
+    Next(Slot, Box<IExpr>, Vec<(Slot, IExpr)>),
+    /// `break value` out of an enclosing loop of the same agent: the loop's value.
+    Break(Slot, Box<IExpr>),
+    /// `return value` from the agent.
+    Return(Box<IExpr>),
+    /// No code: a constant or local whose value is not used, or the tail of a block after a
+    /// jump, which is never reached.
+    Nothing,
+}
+
+/// `for (let item in array.range(start, end), var … = …) { body } then (_) { then }`.
+#[derive(Debug)]
+struct ILoop {
+    start: IExpr,
+    end: Opd,
+    /// The item's slot (`None`: the pattern is `_`).
+    item: Option<Slot>,
+    vars: Vec<(Slot, IExpr)>,
+    /// The loop's jump target, as its `next`s and `break`s name it.
+    target: Slot,
+    body: IExpr,
+    then: IExpr,
 }
 
 /// An operand: locals and constants are read in place, without a nested evaluation.
@@ -140,15 +184,16 @@ fn form(f: &Fun, funs: &[Fun], ok: &[bool]) -> Option<IntFun> {
         funs,
         ok,
         slots: f.slots,
+        loops: Vec::new(),
     }
     .expr(&f.body)?;
     let mut g = Gen {
         code: Vec::new(),
         next: f.slots as usize,
         high: f.slots as usize,
+        loops: Vec::new(),
     };
-    let result = g.value(&body)?;
-    g.code.push(Op::Return(result));
+    g.tail(&body)?;
     Some(IntFun {
         params: f.params.iter().map(|p| p.slot as Reg).collect(),
         regs: g.high,
@@ -170,10 +215,18 @@ struct Lower<'a> {
     funs: &'a [Fun],
     ok: &'a [bool],
     slots: u32,
+    /// The jump targets of the loops around the expression being lowered.
+    loops: Vec<Slot>,
 }
 
 impl Lower<'_> {
-    fn expr(&self, e: &Expr) -> Option<IExpr> {
+    /// An expression whose integer value is used.
+    fn expr(&mut self, e: &Expr) -> Option<IExpr> {
+        // Long `else if` chains nest as deeply as they are long.
+        stacker::maybe_grow(GROW_RED_ZONE, GROW_STACK, || self.expr_unguarded(e))
+    }
+
+    fn expr_unguarded(&mut self, e: &Expr) -> Option<IExpr> {
         Some(match e {
             Expr::Local(_) | Expr::Const(_) => IExpr::Opd(self.opd(e)?),
             Expr::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod), a, b) => {
@@ -186,18 +239,42 @@ impl Lower<'_> {
                 Box::new(self.expr(b)?),
             ),
             Expr::Block(stmts, tail) => {
-                let mut out = Vec::with_capacity(stmts.len());
-                for s in stmts {
-                    out.push(match s {
-                        Stmt::Let(Pat::Bind(slot), v) if *slot < self.slots => {
-                            (Some(*slot), self.expr(v)?)
-                        }
-                        Stmt::Let(Pat::Any, v) | Stmt::Expr(v) => (None, self.expr(v)?),
-                        Stmt::Let(..) => return None,
-                    });
-                }
-                IExpr::Block(out, Box::new(self.expr(tail)?))
+                let out = self.stmts(stmts)?;
+                // The placeholder after a jump (`next`, `break`, `return`) is never reached.
+                let jumps = matches!(
+                    stmts.last(),
+                    Some(Stmt::Expr(
+                        Expr::Next { .. } | Expr::Break { .. } | Expr::Return(..)
+                    ))
+                );
+                let tail = if jumps && matches!(&**tail, Expr::Const(_)) {
+                    IExpr::Nothing
+                } else {
+                    self.expr(tail)?
+                };
+                IExpr::Block(out, Box::new(tail))
             }
+            Expr::For(f) => IExpr::Loop(Box::new(self.for_loop(f)?)),
+            Expr::Next {
+                target,
+                value,
+                updates,
+            } if self.loops.contains(target) => {
+                // Every loop of the tier drops its iteration values.
+                let value = self.effect(value)?;
+                let mut out = Vec::with_capacity(updates.len());
+                for (slot, u) in updates {
+                    if *slot >= self.slots {
+                        return None;
+                    }
+                    out.push((*slot, self.expr(u)?));
+                }
+                IExpr::Next(*target, Box::new(value), out)
+            }
+            Expr::Break { target, value } if self.loops.contains(target) => {
+                IExpr::Break(*target, Box::new(self.expr(value)?))
+            }
+            Expr::Return(value, None) => IExpr::Return(Box::new(self.expr(value)?)),
             Expr::CallFun {
                 fun,
                 args,
@@ -220,7 +297,78 @@ impl Lower<'_> {
         })
     }
 
-    fn opd(&self, e: &Expr) -> Option<Opd> {
+    /// An expression evaluated for its failures only: constants and locals need no code.
+    fn effect(&mut self, e: &Expr) -> Option<IExpr> {
+        Some(match e {
+            Expr::Const(_) | Expr::Local(_) => IExpr::Nothing,
+            Expr::Block(stmts, tail) => {
+                let out = self.stmts(stmts)?;
+                IExpr::Block(out, Box::new(self.effect(tail)?))
+            }
+            Expr::If(c, a, b) => IExpr::If(
+                Box::new(self.cond(c)?),
+                Box::new(self.effect(a)?),
+                Box::new(self.effect(b)?),
+            ),
+            _ => self.expr(e)?,
+        })
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) -> Option<Vec<(Option<Slot>, IExpr)>> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            out.push(match s {
+                Stmt::Let(Pat::Bind(slot), v) if *slot < self.slots => (Some(*slot), self.expr(v)?),
+                Stmt::Let(Pat::Any, v) | Stmt::Expr(v) => (None, self.effect(v)?),
+                Stmt::Let(..) => return None,
+            });
+        }
+        Some(out)
+    }
+
+    /// A sequential loop over `array.range(start, end)` whose iteration values nothing uses
+    /// (a `then` with `_` or no pattern), with plain or `_` items.
+    fn for_loop(&mut self, f: &ForLoop) -> Option<ILoop> {
+        if !f.range || f.parallel || f.collect {
+            return None;
+        }
+        let Expr::CallNative { args, .. } = &f.source else {
+            return None;
+        };
+        let [start, end] = &args[..] else {
+            return None;
+        };
+        let (start, end) = (self.expr(start)?, self.opd(end)?);
+        let item = match f.pat {
+            Pat::Bind(slot) if slot < self.slots => Some(slot),
+            Pat::Any => None,
+            _ => return None,
+        };
+        let mut vars = Vec::with_capacity(f.vars.len());
+        for (slot, init) in &f.vars {
+            if *slot >= self.slots {
+                return None;
+            }
+            vars.push((*slot, self.expr(init)?));
+        }
+        let (None | Some(Pat::Any), then) = f.then.as_ref()? else {
+            return None;
+        };
+        self.loops.push(f.target);
+        let body = self.effect(&f.body);
+        self.loops.pop();
+        Some(ILoop {
+            start,
+            end,
+            item,
+            vars,
+            target: f.target,
+            body: body?,
+            then: self.expr(then)?,
+        })
+    }
+
+    fn opd(&mut self, e: &Expr) -> Option<Opd> {
         Some(match e {
             Expr::Local(s) if *s < self.slots => Opd::Local(*s),
             Expr::Local(_) => return None,
@@ -229,7 +377,7 @@ impl Lower<'_> {
         })
     }
 
-    fn cond(&self, e: &Expr) -> Option<ICond> {
+    fn cond(&mut self, e: &Expr) -> Option<ICond> {
         Some(match e {
             Expr::Const(v) => match v.v {
                 V::Bool(b) if !v.private() => ICond::Const(b.get()),
@@ -263,6 +411,19 @@ struct Gen {
     next: usize,
     /// The most registers in use at once.
     high: usize,
+    /// The loops around the code being generated, innermost last.
+    loops: Vec<Label>,
+}
+
+/// Where the jumps of a loop go: `next` to its step, `break` past its `then`.
+struct Label {
+    target: Slot,
+    /// The loop's value register.
+    dst: Reg,
+    /// The `next` jumps to patch once the step's place is known.
+    nexts: Vec<usize>,
+    /// The `break` jumps to patch once the end is known.
+    breaks: Vec<usize>,
 }
 
 impl Gen {
@@ -301,6 +462,10 @@ impl Gen {
 
     /// Code that leaves the expression's value in `dst`.
     fn expr(&mut self, e: &IExpr, dst: Reg) -> Option<()> {
+        stacker::maybe_grow(GROW_RED_ZONE, GROW_STACK, || self.expr_unguarded(e, dst))
+    }
+
+    fn expr_unguarded(&mut self, e: &IExpr, dst: Reg) -> Option<()> {
         let mark = self.next;
         match e {
             IExpr::Opd(Opd::Local(s)) => {
@@ -334,16 +499,7 @@ impl Gen {
                 self.patch(to_end);
             }
             IExpr::Block(stmts, tail) => {
-                for (slot, v) in stmts {
-                    match slot {
-                        Some(slot) => self.expr(v, *slot as Reg)?,
-                        None => {
-                            let t = self.temp()?;
-                            self.expr(v, t)?;
-                            self.next -= 1;
-                        }
-                    }
-                }
+                self.stmts(stmts)?;
                 self.expr(tail, dst)?;
             }
             IExpr::Call(fun, args) => {
@@ -362,8 +518,149 @@ impl Gen {
                 self.code
                     .push(Op::Call(dst, *fun, base as Reg, args.len() as u16));
             }
+            IExpr::Loop(l) => self.for_loop(l, dst)?,
+            IExpr::Next(target, value, updates) => {
+                let at = self.loops.iter().rposition(|l| l.target == *target)?;
+                self.effect(value)?;
+                if let [(slot, u)] = &updates[..] {
+                    // One update is computed straight into its `var` (an expression's
+                    // destination is written by its last instruction only).
+                    self.expr(u, *slot as Reg)?;
+                } else {
+                    let base = self.next;
+                    for (i, (_, u)) in updates.iter().enumerate() {
+                        let t = self.temp()?;
+                        debug_assert_eq!(t as usize, base + i);
+                        self.expr(u, t)?;
+                    }
+                    for (i, (slot, _)) in updates.iter().enumerate() {
+                        self.code.push(Op::Move(*slot as Reg, (base + i) as Reg));
+                    }
+                }
+                self.loops[at].nexts.push(self.code.len());
+                self.code.push(Op::Jump(0));
+            }
+            IExpr::Break(target, value) => {
+                let at = self.loops.iter().rposition(|l| l.target == *target)?;
+                let loop_dst = self.loops[at].dst;
+                self.expr(value, loop_dst)?;
+                self.loops[at].breaks.push(self.code.len());
+                self.code.push(Op::Jump(0));
+            }
+            IExpr::Return(value) => {
+                let r = self.value(value)?;
+                self.code.push(Op::Return(r));
+            }
+            IExpr::Nothing => {}
         }
         self.next = mark;
+        Some(())
+    }
+
+    /// Code that returns the value of the agent's body: each branch of an `if` (and the tail
+    /// of a block) in tail position returns by itself, with no move and jump to a shared
+    /// `return` (a recursion's base case is a comparison and a return).
+    fn tail(&mut self, e: &IExpr) -> Option<()> {
+        stacker::maybe_grow(GROW_RED_ZONE, GROW_STACK, || self.tail_unguarded(e))
+    }
+
+    fn tail_unguarded(&mut self, e: &IExpr) -> Option<()> {
+        match e {
+            IExpr::If(c, a, b) => {
+                let to_else = self.jump_unless(c)?;
+                self.tail(a)?;
+                self.patch(to_else);
+                self.tail(b)
+            }
+            IExpr::Block(stmts, tail) => {
+                let mark = self.next;
+                self.stmts(stmts)?;
+                self.tail(tail)?;
+                self.next = mark;
+                Some(())
+            }
+            // Nothing is reached after a jump.
+            IExpr::Nothing => Some(()),
+            _ => {
+                let mark = self.next;
+                let r = self.value(e)?;
+                self.code.push(Op::Return(r));
+                self.next = mark;
+                Some(())
+            }
+        }
+    }
+
+    /// A block's statements: `let`s into their slots, the others for their failures.
+    fn stmts(&mut self, stmts: &[(Option<Slot>, IExpr)]) -> Option<()> {
+        for (slot, v) in stmts {
+            match slot {
+                Some(slot) => self.expr(v, *slot as Reg)?,
+                None => self.effect(v)?,
+            }
+        }
+        Some(())
+    }
+
+    /// Code for an expression whose value is not used.
+    fn effect(&mut self, e: &IExpr) -> Option<()> {
+        if matches!(e, IExpr::Nothing) {
+            return Some(());
+        }
+        let mark = self.next;
+        let t = self.temp()?;
+        self.expr(e, t)?;
+        self.next = mark;
+        Some(())
+    }
+
+    /// A counted loop, as the tree walker runs it: `start` and `end` are evaluated, then the
+    /// `var`s in order; each iteration spends a step and binds the item; `then` gives the
+    /// value, unless a `break` gives it first.
+    fn for_loop(&mut self, l: &ILoop, dst: Reg) -> Option<()> {
+        let start = self.temp()?;
+        self.expr(&l.start, start)?;
+        let end = self.opd(&l.end)?;
+        let n = self.temp()?;
+        self.code.push(Op::RangeLen(n, start, end));
+        for (slot, init) in &l.vars {
+            self.expr(init, *slot as Reg)?;
+        }
+        let k = self.temp()?;
+        self.code.push(Op::Const(k, 0.0));
+        let item = match l.item {
+            Some(slot) => slot as Reg,
+            None => self.temp()?,
+        };
+        // The step follows the body, which is entered through it: an iteration dispatches
+        // one instruction besides its body's.
+        let enter = self.code.len();
+        self.code.push(Op::Jump(0));
+        self.loops.push(Label {
+            target: l.target,
+            dst,
+            nexts: Vec::new(),
+            breaks: Vec::new(),
+        });
+        let body = self.effect(&l.body);
+        let label = self.loops.pop()?;
+        body?;
+        self.patch(enter);
+        for j in label.nexts {
+            self.patch(j);
+        }
+        self.drop_jump_to_next();
+        self.code.push(Op::ForStep {
+            k,
+            n,
+            start,
+            item,
+            again: enter as u32 + 1,
+        });
+        self.expr(&l.then, dst)?;
+        for b in label.breaks {
+            self.patch(b);
+        }
         Some(())
     }
 
@@ -423,15 +720,44 @@ impl Gen {
     /// Points the jump at `at` to the end of the code so far.
     fn patch(&mut self, at: usize) {
         let here = self.code.len() as u32;
-        match &mut self.code[at] {
-            Op::Jump(t)
-            | Op::JumpUnless(.., t)
-            | Op::JumpUnlessK(.., t)
-            | Op::JumpIfFalse(_, t) => *t = here,
-            _ => {}
+        if let Some(t) = target(&mut self.code[at]) {
+            *t = here;
+        }
+    }
+
+    /// Removes a last instruction that only jumps to the instruction after it (a loop body's
+    /// tail `next`, just before the loop's step): the jumps to where it ends go to where it
+    /// was.
+    fn drop_jump_to_next(&mut self) {
+        let end = self.code.len() as u32;
+        if let Some(Op::Jump(t)) = self.code.last()
+            && *t == end
+        {
+            self.code.pop();
+            for op in &mut self.code {
+                if let Some(t) = target(op)
+                    && *t == end
+                {
+                    *t = end - 1;
+                }
+            }
         }
     }
 }
+
+/// Where a jump instruction goes.
+fn target(op: &mut Op) -> Option<&mut u32> {
+    match op {
+        Op::Jump(t)
+        | Op::JumpUnless(.., t)
+        | Op::JumpUnlessK(.., t)
+        | Op::JumpIfFalse(_, t)
+        | Op::ForStep { again: t, .. } => Some(t),
+        _ => None,
+    }
+}
+
+impl Gen {}
 
 /// A comparison's truth (the code holds comparison operators only).
 #[inline(always)]
@@ -545,6 +871,31 @@ impl Ctx {
                     regs[r(d)] = v;
                 }
                 Op::Return(a) => return regs[r(a)],
+                Op::RangeLen(d, a, b) => {
+                    let n = regs[r(b)] - regs[r(a)];
+                    if n > RANGE_LIMIT {
+                        return STOP;
+                    }
+                    regs[r(d)] = n.max(0.0);
+                }
+                Op::ForStep {
+                    k,
+                    n,
+                    start,
+                    item,
+                    again,
+                } => {
+                    let i = regs[r(k)];
+                    if i < regs[r(n)] {
+                        if let Err(c) = self.tick(m) {
+                            self.tier_stop = Some(c);
+                            return STOP;
+                        }
+                        regs[r(item)] = regs[r(start)] + i;
+                        regs[r(k)] = i + 1.0;
+                        pc = again as usize;
+                    }
+                }
             }
         }
     }
@@ -607,3 +958,6 @@ fn arith(op: BinOp, x: f64, y: f64) -> f64 {
     }
     if r == 0.0 { 0.0 } else { r }
 }
+
+#[cfg(test)]
+mod tests;

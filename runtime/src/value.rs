@@ -268,11 +268,12 @@ pub fn equal(a: &Value, b: &Value) -> bool {
 /// (`594822945594790912` prints as `594822945594790900`).
 const EXACT_DIGITS: f64 = 9_007_199_254_740_992.0;
 
-/// The digits of an integral value up to 2^53 in magnitude (not zero), written into `buf`;
-/// `None` for other values, which take the general path of [`format_number`]. Below 2^53 an
-/// integral binary64 value has exactly the digits of the `i64` it converts to.
+/// The digits of an integral value up to 2^53 in magnitude, written into `buf`; `None` for
+/// other values, which take the general path of [`format_number`]. Below 2^53 an integral
+/// binary64 value has exactly the digits of the `i64` it converts to (a negative zero converts
+/// to 0, which JavaScript writes as `0` too).
 fn integer_digits(x: f64, buf: &mut itoa::Buffer) -> Option<&str> {
-    if x.fract() != 0.0 || x.abs() > EXACT_DIGITS || x == 0.0 {
+    if x.fract() != 0.0 || x.abs() > EXACT_DIGITS {
         return None;
     }
     Some(buf.format(x as i64))
@@ -442,6 +443,7 @@ mod tests {
             (0.000001, "0.000001"),
             (0.0000001, "1e-7"),
             (-0.0, "0"),
+            (0.0, "0"),
             (1.5e300, "1.5e+300"),
             (100.0, "100"),
             (-2.5, "-2.5"),
@@ -458,6 +460,9 @@ mod tests {
         for (x, text) in cases {
             assert_eq!(format_number(x), text, "{x}");
             assert_eq!(&*number_text(x), text, "{x}");
+            let mut pushed = String::from("<");
+            push_number(&mut pushed, x);
+            assert_eq!(pushed, format!("<{text}"), "{x}");
         }
         for x in [
             1.0,
