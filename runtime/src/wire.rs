@@ -190,7 +190,7 @@ impl Doc for serde_json::Value {
     }
 
     fn text(&self) -> String {
-        self.to_string()
+        text::compact(self)
     }
 
     fn lower(&self) -> Option<serde_json::Value> {

@@ -220,6 +220,37 @@ fn decoding_failures_carry_their_paths() {
     }
 }
 
+/// A reason that quotes a member reads the same from the document and from its `json` tree
+/// (`json.decode`), with katari's number text: integers beyond 2^53 once printed with all their
+/// digits from the document and in `JSON.stringify`'s form from the tree (found by the `wire`
+/// fuzz target, `{"$closure":88888888888888285}`).
+#[test]
+fn reasons_quote_members_alike_from_a_document_and_its_tree() {
+    let m = machine();
+    let c = JsonCtors::of(&m).expect("json constructors");
+    let cases = [
+        (
+            r#"{"$closure":88888888888888285}"#,
+            "$: unknown closure 88888888888888290",
+        ),
+        (r#"{"$closure":-1e21}"#, "$: unknown closure -1e+21"),
+        (
+            r#"{"$agent":[1.5, {"k": "\u001b"}, null]}"#,
+            r#"$: unknown agent [1.5,{"k":"\u001b"},null]"#,
+        ),
+    ];
+    for (text, reason) in cases {
+        assert_eq!(decode_text(&m, text).expect_err(text), reason, "{text}");
+        let doc = parse_text(text).expect("JSON");
+        let tree = json_to_tree(&c, &doc);
+        assert_eq!(
+            decode_tree(&m, &tree).expect_err(text),
+            reason,
+            "tree of {text}"
+        );
+    }
+}
+
 #[test]
 fn the_first_reserved_key_in_priority_order_classifies() {
     let m = machine();
