@@ -17,7 +17,10 @@ use serde_json::Map;
 
 use crate::callable::Callable;
 use crate::machine::Machine;
-use crate::value::{DataValue, Privacy, Record, V, Value, record_with_capacity, to_wire};
+use crate::value::{
+    DataValue, Privacy, Record, V, Value, push_number, record_with_capacity, to_wire,
+    write_json_string,
+};
 
 pub use text::{parse_number, parse_text};
 pub use tree::{
@@ -150,8 +153,14 @@ trait Doc: Sized {
     where
         Self: 'a;
     fn count(obj: &Self::Obj) -> usize;
-    /// Compact JSON text, for reasons that quote a member (`unknown closure 7`).
-    fn text(&self) -> String;
+    /// Compact JSON text, for reasons that quote a member (`unknown closure 7`): written from
+    /// the nodes, with katari's number text, so a document and its `json` tree quote a member
+    /// alike (`serde_json` would write an integer beyond 2^53 with all its digits).
+    fn text(&self) -> String {
+        let mut out = String::new();
+        write_text(&mut out, self);
+        out
+    }
     /// The document as `serde_json`, for the tool decoder.
     fn lower(&self) -> Option<serde_json::Value>;
 }
@@ -187,10 +196,6 @@ impl Doc for serde_json::Value {
 
     fn count(obj: &Self::Obj) -> usize {
         obj.len()
-    }
-
-    fn text(&self) -> String {
-        text::compact(self)
     }
 
     fn lower(&self) -> Option<serde_json::Value> {
@@ -237,12 +242,40 @@ impl Doc for Value {
         obj.len()
     }
 
-    fn text(&self) -> String {
-        stringify_tree(self).unwrap_or_else(|_| "null".to_string())
-    }
-
     fn lower(&self) -> Option<serde_json::Value> {
         tree_to_json(self).ok()
+    }
+}
+
+fn write_text<D: Doc>(out: &mut String, doc: &D) {
+    match doc.node() {
+        Node::Null | Node::Invalid => out.push_str("null"),
+        Node::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        Node::Int(x) | Node::Num(x) if x.is_finite() => push_number(out, x),
+        Node::Int(_) | Node::Num(_) => out.push_str("null"),
+        Node::Str(s) => write_json_string(out, s),
+        Node::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_text(out, item);
+            }
+            out.push(']');
+        }
+        Node::Object(obj) => {
+            out.push('{');
+            for (i, (key, value)) in D::members(obj).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(out, key);
+                out.push(':');
+                write_text(out, value);
+            }
+            out.push('}');
+        }
     }
 }
 

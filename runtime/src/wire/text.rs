@@ -8,8 +8,6 @@
 
 use serde_json::{Map, Number, Value};
 
-use crate::value::{push_number, write_json_string};
-
 /// How deeply arrays and objects may nest. Reading, converting and dropping a document are all
 /// recursive, so a bound keeps hostile input from exhausting the stack.
 const MAX_DEPTH: u32 = 512;
@@ -337,50 +335,6 @@ impl Parser<'_> {
 
 fn lone_surrogate(p: &Parser<'_>, at: usize) -> String {
     format!("lone surrogate in a \\u escape at {}", p.location(at))
-}
-
-/// Compact JSON text of a document with katari's number text (`format_number`, as
-/// `JSON.stringify` writes numbers), so a reason that quotes a member reads the same whether the
-/// decoder saw the document or its `json` tree: `serde_json` would write an integer beyond 2^53
-/// with all its digits (`88888888888888288`) where katari writes `88888888888888290`.
-pub(super) fn compact(value: &Value) -> String {
-    let mut out = String::new();
-    write_compact(&mut out, value);
-    out
-}
-
-fn write_compact(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match n.as_f64() {
-            Some(x) => push_number(out, x),
-            None => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => write_json_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_string(out, k);
-                out.push(':');
-                write_compact(out, v);
-            }
-            out.push('}');
-        }
-    }
 }
 
 /// A finite binary64 value as a `serde_json` number: integral values that fit become integers.
