@@ -951,28 +951,9 @@ impl Ctx {
         args: &[Expr],
         schemas: &Arc<Vec<serde_json::Value>>,
     ) -> R {
-        // Nearly every native takes at most four arguments: those are passed in a stack buffer,
-        // which spares a heap allocation per native call.
-        if args.len() <= 4 {
-            let mut buf = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
-            for (slot, a) in buf.iter_mut().zip(args) {
-                match self.eval(m, frame, a) {
-                    Ok(v) => *slot = v,
-                    Err(c) => {
-                        release(buf);
-                        return Err(c);
-                    }
-                }
-            }
-            let result = self.native(m, native, &mut buf[..args.len()], schemas);
-            release(buf);
-            return result;
-        }
-        let mut values = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(self.eval(m, frame, a)?);
-        }
-        self.native(m, native, &mut values, schemas)
+        self.with_args(m, frame, args, |ctx, values| {
+            ctx.native(m, native, values, schemas)
+        })
     }
 
     #[inline(never)]
@@ -987,8 +968,22 @@ impl Ctx {
         if args.is_empty() {
             return self.perform_with(m, request, &mut [], answer);
         }
-        // Nearly every request takes at most four arguments: those are passed in a stack
-        // buffer, which spares a heap allocation per request.
+        self.with_args(m, frame, args, |ctx, values| {
+            ctx.perform_with(m, request, values, answer)
+        })
+    }
+
+    /// Evaluates `args` in written order and hands their values to `then`. Nearly every native
+    /// and request takes at most four arguments: those are passed in a stack buffer, which
+    /// spares a heap allocation per call.
+    #[inline(always)]
+    fn with_args(
+        &mut self,
+        m: &Machine,
+        frame: &mut [Value],
+        args: &[Expr],
+        then: impl FnOnce(&mut Self, &mut [Value]) -> R,
+    ) -> R {
         if args.len() <= 4 {
             let mut buf = [Value::NULL, Value::NULL, Value::NULL, Value::NULL];
             for (slot, a) in buf.iter_mut().zip(args) {
@@ -1000,7 +995,7 @@ impl Ctx {
                     }
                 }
             }
-            let result = self.perform_with(m, request, &mut buf[..args.len()], answer);
+            let result = then(self, &mut buf[..args.len()]);
             release(buf);
             return result;
         }
@@ -1008,7 +1003,7 @@ impl Ctx {
         for a in args {
             values.push(self.eval(m, frame, a)?);
         }
-        self.perform_with(m, request, &mut values, answer)
+        then(self, &mut values)
     }
 
     #[inline(never)]
