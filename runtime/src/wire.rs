@@ -158,8 +158,10 @@ trait Doc: Sized {
     /// alike (`serde_json` would write an integer beyond 2^53 with all its digits).
     fn text(&self) -> String {
         let mut out = String::new();
-        write_text(&mut out, self);
-        out
+        match write_doc(&mut out, self) {
+            Ok(()) => out,
+            Err(_) => "null".to_string(),
+        }
     }
     /// The document as `serde_json`, for the tool decoder.
     fn lower(&self) -> Option<serde_json::Value>;
@@ -247,12 +249,15 @@ impl Doc for Value {
     }
 }
 
-fn write_text<D: Doc>(out: &mut String, doc: &D) {
+/// Compact JSON text of a document with katari's number text: `json.stringify` of a tree, and the
+/// member a reason quotes. A non-finite number or a node outside the `json` tree fails.
+fn write_doc<D: Doc>(out: &mut String, doc: &D) -> Result<(), TreeError> {
     match doc.node() {
-        Node::Null | Node::Invalid => out.push_str("null"),
+        Node::Invalid => return Err(TreeError::NotTree),
+        Node::Null => out.push_str("null"),
         Node::Bool(b) => out.push_str(if b { "true" } else { "false" }),
         Node::Int(x) | Node::Num(x) if x.is_finite() => push_number(out, x),
-        Node::Int(_) | Node::Num(_) => out.push_str("null"),
+        Node::Int(_) | Node::Num(_) => return Err(TreeError::NonFinite),
         Node::Str(s) => write_json_string(out, s),
         Node::Array(items) => {
             out.push('[');
@@ -260,7 +265,7 @@ fn write_text<D: Doc>(out: &mut String, doc: &D) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_text(out, item);
+                write_doc(out, item)?;
             }
             out.push(']');
         }
@@ -272,11 +277,12 @@ fn write_text<D: Doc>(out: &mut String, doc: &D) {
                 }
                 write_json_string(out, key);
                 out.push(':');
-                write_text(out, value);
+                write_doc(out, value)?;
             }
             out.push('}');
         }
     }
+    Ok(())
 }
 
 /// A path from the root, rendered only for a failure (`$.items[2]`).

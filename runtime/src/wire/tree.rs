@@ -7,10 +7,7 @@ use serde_json::{Map, Number};
 
 use crate::callable::Callable;
 use crate::machine::Machine;
-use crate::value::{
-    Ctor, DataValue, Privacy, Record, V, Value, format_number, record_with_capacity, to_wire,
-    write_json_string,
-};
+use crate::value::{Ctor, DataValue, Privacy, Record, V, Value, record_with_capacity, to_wire};
 
 /// Why a tree could not be built or rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,45 +202,8 @@ fn node(tree: &Value) -> Result<Node<'_>, TreeError> {
 /// Compact JSON text of a tree (`json.stringify`): keys as written, in insertion order.
 pub fn stringify_tree(tree: &Value) -> Result<String, TreeError> {
     let mut out = String::new();
-    write_tree(&mut out, tree)?;
+    super::write_doc(&mut out, tree)?;
     Ok(out)
-}
-
-fn write_tree(out: &mut String, tree: &Value) -> Result<(), TreeError> {
-    match node(tree)? {
-        Node::Null => out.push_str("null"),
-        Node::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-        Node::Int(n) | Node::Num(n) => {
-            if !n.is_finite() {
-                return Err(TreeError::NonFinite);
-            }
-            out.push_str(&format_number(n));
-        }
-        Node::Str(s) => write_json_string(out, s),
-        Node::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_tree(out, item)?;
-            }
-            out.push(']');
-        }
-        Node::Object(entries) => {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_string(out, k);
-                out.push(':');
-                write_tree(out, v)?;
-            }
-            out.push('}');
-        }
-    }
-    Ok(())
 }
 
 /// A tree lowered literally to a `serde_json` document (no `$` interpretation): `json_integer`
