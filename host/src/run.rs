@@ -220,7 +220,7 @@ fn argument_object(
         (Some(_), Some(_)) => return Err(usage("give at most one of --arg and --arg-file")),
         (Some(text), None) => parse_object(text, "--arg")?,
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
+            let text = read_input(path)
                 .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
             parse_object(&text, "--arg-file")?
         }
@@ -424,10 +424,21 @@ fn parse_object(
     }
 }
 
+/// The largest `--arg-file` or `--answers` file katari reads (64 MiB), read without taking
+/// more than that from a device or a pipe.
+const INPUT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// An input file's text, within [`INPUT_LIMIT`].
+fn read_input(path: &Path) -> std::io::Result<String> {
+    let bytes = crate::front::read_bounded(path, INPUT_LIMIT)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
 /// The `--answers` file: a JSON object whose values are arrays (§10.1).
 fn read_answers(path: &Path) -> Result<Answers, Failure> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path)
+    let text = read_input(path)
         .map_err(|e| usage(format!("cannot read the answers file {shown}: {e}")))?;
     let json: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| usage(format!("the answers file {shown} is not valid JSON: {e}")))?;
