@@ -240,6 +240,51 @@ mod tests {
     }
 
     #[test]
+    fn random_streams_parse_alike_in_any_chunks_and_within_a_bound() {
+        // The invariants of the fuzz target `sse`, over streams built from the pieces that
+        // matter to the parser, with a fixed xorshift sequence so a failure repeats.
+        let pieces: [&[u8]; 11] = [
+            b"data", b"event", b": ", b":", b"\r", b"\n", b"\r\n", b"xyz", b"\xEF\xBB\xBF", b"\xff", b"[DONE]",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2000 {
+            let mut stream = Vec::new();
+            for _ in 0..(next() % 40) {
+                stream.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let whole = {
+                let mut parser = Parser::new(usize::MAX);
+                let mut out = Vec::new();
+                parser.feed(&stream, &mut out).expect("no bound");
+                out
+            };
+            let size = (next() % 7 + 1) as usize;
+            let bound = (next() % 12) as usize;
+            let mut parser = Parser::new(bound);
+            let mut chunked = Parser::new(usize::MAX);
+            let (mut bounded, mut all) = (Vec::new(), Vec::new());
+            let mut stopped = false;
+            for chunk in stream.chunks(size) {
+                chunked.feed(chunk, &mut all).expect("no bound");
+                stopped = stopped || parser.feed(chunk, &mut bounded).is_err();
+            }
+            assert_eq!(all, whole, "{stream:?} in chunks of {size}");
+            assert!(bounded.iter().all(|e| e.data.len() <= bound));
+            if stopped {
+                assert_eq!(bounded[..], whole[..bounded.len()]);
+            } else {
+                assert_eq!(bounded, whole, "{stream:?} within {bound}");
+            }
+        }
+    }
+
+    #[test]
     fn invalid_utf8_becomes_replacement_characters() {
         assert_eq!(data(&parse_in(&[b"data: a\xffb\n\n"])), ["a\u{fffd}b"]);
     }
