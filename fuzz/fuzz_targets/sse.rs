@@ -8,8 +8,8 @@
 //! Beyond "no panic", these invariants are checked:
 //! - fed in chunks of that size, the stream gives the same events as fed whole (a line end
 //!   split between chunks, `\r\n` included, changes nothing);
-//! - under the small bound, no event's data is longer than the bound, and the events given before the
-//!   parser fails are the first events of the unbounded parse;
+//! - under the small bound, no event's data is longer than the bound, and the events given
+//!   before the parser fails are the first events of the unbounded parse;
 //! - the data of every event is the stream's text, so an input without `data` has no events.
 //!
 //! The parser's cost is linear in its input; libFuzzer's `-timeout` reports an input that is not.
