@@ -9,6 +9,9 @@
 //! in call order as soon as it is known), and incomplete turns are never read back
 //! ([`ThreadLog::history`]), so a crash, a cancellation or an error cannot leave a call without
 //! its result in anything sent to a model.
+//!
+//! At most [`MAX_CALLS_PER_REPLY`] calls of one model reply run; the others get `round_limit`
+//! results without running, so a reply of thousands of calls still pairs every call.
 
 use std::collections::HashMap;
 use std::time::Duration;
