@@ -553,8 +553,7 @@ async fn a_non_streamed_reply_that_is_not_json_fails() {
     let e = err(complete(&client(&fake), &request(false)).await.0);
     assert!(
         e.message.starts_with("LLM 'fake': the connection broke")
-            || e.message
-                .starts_with("LLM 'fake' sent a reply from "),
+            || e.message.starts_with("LLM 'fake' sent a reply from "),
         "{}",
         e.message
     );
@@ -735,7 +734,9 @@ async fn a_redirect_within_the_origin_is_followed_and_errors_name_the_url_that_f
     fake.push(Script::text("moved"));
     let client = keyed_client(&fake.base_url());
     assert_eq!(
-        ok(complete(&client, &request(true)).await.0).text.as_deref(),
+        ok(complete(&client, &request(true)).await.0)
+            .text
+            .as_deref(),
         Some("moved")
     );
     let recorded = fake.recorded();
@@ -779,7 +780,8 @@ async fn a_twenty_megabyte_data_line_fails_on_the_bound_while_it_arrives() {
 #[tokio::test]
 async fn an_html_page_answered_with_200_names_its_content_type_and_url() {
     let fake = FakeLlm::start();
-    let page = "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body>hi</body></html>";
+    let page =
+        "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body>hi</body></html>";
     for stream in [true, false] {
         fake.push(Script::status(200, page));
         let e = err(complete(&client(&fake), &request(stream)).await.0);
@@ -859,7 +861,11 @@ async fn a_provider_error_quoting_the_key_or_a_secret_header_shows_neither() {
         "LLM 'fake' reported an error instead of a reply.\nbad key [redacted]"
     );
     let e = err(complete(&client, &request(true)).await.0);
-    assert!(e.message.ends_with("\n{not json [redacted]"), "{}", e.message);
+    assert!(
+        e.message.ends_with("\n{not json [redacted]"),
+        "{}",
+        e.message
+    );
     // The key was sent: only the messages leave it out.
     assert_eq!(
         fake.recorded()[0].header("authorization"),

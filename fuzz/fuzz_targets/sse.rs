@@ -50,7 +50,11 @@ fuzz_target!(|input: &[u8]| {
         assert!(event.data.len() <= bound, "{event:?} within {bound}");
     }
     if stopped {
-        assert_eq!(bounded[..], whole[..bounded.len()], "a prefix of the unbounded events");
+        assert_eq!(
+            bounded[..],
+            whole[..bounded.len()],
+            "a prefix of the unbounded events"
+        );
     } else {
         assert_eq!(bounded, whole);
     }

@@ -140,7 +140,14 @@ scripts = ["numbers.kt"]
     );
     std::fs::write(home.path().join("numbers.kt"), NUMBERS).expect("write the script");
     let calls = (0..5000)
-        .map(|i| FakeCall::new(i, &format!("c{i}"), "kt_numbers_echo", &format!(r#"{{"n":{i}}}"#)))
+        .map(|i| {
+            FakeCall::new(
+                i,
+                &format!("c{i}"),
+                "kt_numbers_echo",
+                &format!(r#"{{"n":{i}}}"#),
+            )
+        })
         .collect();
     home.llm.push(Script::tool_calls(calls).chunks(1));
     home.llm.push(Script::text("done"));
@@ -154,7 +161,11 @@ scripts = ["numbers.kt"]
         ),
         "{err}"
     );
-    assert_eq!(err.matches("[tool_call: kt_numbers_echo").count(), 64, "{err}");
+    assert_eq!(
+        err.matches("[tool_call: kt_numbers_echo").count(),
+        64,
+        "{err}"
+    );
     let requests = home.requests();
     assert_eq!(requests.len(), 2);
     let results: Vec<Value> = requests[1]["messages"]
@@ -213,14 +224,15 @@ llm = "fake"
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
-            err.contains(
-                "Incorrect API key provided: [redacted] for organization [redacted]."
-            ),
+            err.contains("Incorrect API key provided: [redacted] for organization [redacted]."),
             "{err}"
         );
         // The key was sent to the server; it is only never shown or stored.
         let sent = &home.llm.recorded()[0];
-        assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+        assert_eq!(
+            sent.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
         assert_eq!(sent.header("x-org"), Some(HEADER_SECRET));
 
         let shown = home.run(&["get", "thread", &thread_id(&out), "--json"]);

@@ -255,7 +255,9 @@ impl OpenAi {
             if status == 429 || status == 503 {
                 if retries == MAX_RETRIES {
                     let gave_up = GaveUp::Retries(retries);
-                    return Err(self.status_error(response, request, gave_up, deadline).await);
+                    return Err(self
+                        .status_error(response, request, gave_up, deadline)
+                        .await);
                 }
                 let asked = retry_after(&response);
                 let wait = asked.unwrap_or(Duration::from_secs(1 << retries));
@@ -265,7 +267,9 @@ impl OpenAi {
                         seconds: wait.as_secs(),
                         asked: asked.is_some(),
                     };
-                    return Err(self.status_error(response, request, gave_up, deadline).await);
+                    return Err(self
+                        .status_error(response, request, gave_up, deadline)
+                        .await);
                 }
                 drop(response);
                 tokio::time::sleep(wait).await;
@@ -273,7 +277,9 @@ impl OpenAi {
                 continue;
             }
             let gave_up = GaveUp::Retries(retries);
-            return Err(self.status_error(response, request, gave_up, deadline).await);
+            return Err(self
+                .status_error(response, request, gave_up, deadline)
+                .await);
         }
     }
 
@@ -308,7 +314,9 @@ impl OpenAi {
     fn send_error(&self, e: &reqwest::Error) -> LlmError {
         let name = self.name();
         // The URL that failed: after a redirect within the origin, the one redirected to.
-        let url = e.url().map_or_else(|| self.url.clone(), ToString::to_string);
+        let url = e
+            .url()
+            .map_or_else(|| self.url.clone(), ToString::to_string);
         if let Some(refused) = find_cause::<CrossOrigin>(e) {
             return self.error(format!(
                 "LLM '{name}': {} redirected the request to {}, another origin; katari follows redirects only within the base URL's scheme, host and port, so the API key and the conversation were not sent there. If you trust that address, set base_url in [llm.{name}] to it.",
@@ -373,7 +381,7 @@ impl OpenAi {
         idle: Option<Duration>,
         deadline: Instant,
     ) -> Result<Option<impl std::ops::Deref<Target = [u8]> + use<>>, LlmError> {
-        let until = idle.map_or(deadline, |idle| deadline.min(Instant::now() + idle));
+        let until = idle.map_or(deadline, |idle| deadline.min(after(idle)));
         let chunk = match tokio::time::timeout_at(until, response.chunk()).await {
             Ok(Ok(chunk)) => chunk,
             Ok(Err(e)) => return Err(self.broken_error(&e)),
@@ -455,7 +463,9 @@ impl OpenAi {
             }
             _ => format!("LLM '{name}' failed with HTTP {status}."),
         };
-        let body = self.body_prefix(&mut response, MAX_ERROR_BODY, deadline).await;
+        let body = self
+            .body_prefix(&mut response, MAX_ERROR_BODY, deadline)
+            .await;
         match provider_message(&body) {
             Some(own) => self.error(format!("{head}\n{}", self.own(&own))),
             None => self.error(head),
@@ -470,7 +480,9 @@ impl OpenAi {
         let head = format!(
             "LLM '{name}' answered {url} with content-type {content_type}, a web page rather than an event stream or JSON. Check base_url in [llm.{name}]: it should be the API's address (often ending in /v1)."
         );
-        let body = self.body_prefix(&mut response, MAX_ERROR_BODY, deadline).await;
+        let body = self
+            .body_prefix(&mut response, MAX_ERROR_BODY, deadline)
+            .await;
         match provider_message(&body) {
             Some(own) => self.error(format!("{head}\n{}", self.own(&own))),
             None => self.error(head),
@@ -594,9 +606,7 @@ impl OpenAi {
             }
         }
         let name = self.name();
-        if !seen
-            && let Some(other) = content_type.filter(|t| !t.starts_with("text/event-stream"))
-        {
+        if !seen && let Some(other) = content_type.filter(|t| !t.starts_with("text/event-stream")) {
             return Err(self.error(format!(
                 "LLM '{name}' answered {url} with content-type {other} and no server-sent events: not a chat-completions stream. Check base_url in [llm.{name}]."
             )));
@@ -642,19 +652,16 @@ impl Provider for OpenAi {
                 output.store(true, Ordering::Relaxed);
                 on_delta(delta);
             };
-            let deadline =
-                Instant::now() + Duration::from_secs(self.config.request_timeout_secs);
+            let deadline = after(Duration::from_secs(self.config.request_timeout_secs));
             // Reading bodies checks the deadline itself; this bounds connecting, sending and
             // waiting for headers as well.
-            let result = match tokio::time::timeout_at(
-                deadline,
-                self.run(request, &mut report, deadline),
-            )
-            .await
-            {
-                Ok(result) => result,
-                Err(_) => Err(self.timeout_error()),
-            };
+            let result =
+                match tokio::time::timeout_at(deadline, self.run(request, &mut report, deadline))
+                    .await
+                {
+                    Ok(result) => result,
+                    Err(_) => Err(self.timeout_error()),
+                };
             result.map_err(|mut e| {
                 e.after_output = output.load(Ordering::Relaxed);
                 e
@@ -901,6 +908,14 @@ fn usage(value: &Value) -> Option<Usage> {
     })
 }
 
+/// The instant `wait` from now; a wait too long for the clock is a year (configured timeouts
+/// are not bounded above, and `Instant + Duration` panics on overflow).
+fn after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
 /// The response's content type, lower-cased parameters and all (`text/html; charset=utf-8`).
 fn content_type(response: &reqwest::Response) -> Option<&str> {
     response
@@ -1141,7 +1156,10 @@ mod tests {
         );
         assert!(matches!(redact("nothing here", &secrets), Cow::Borrowed(_)));
         // A key that straddles the 300-character cut leaves no prefix behind.
-        let text = format!("{}sk-long-secret-key", "x".repeat(PROVIDER_MESSAGE_CHARS - 4));
+        let text = format!(
+            "{}sk-long-secret-key",
+            "x".repeat(PROVIDER_MESSAGE_CHARS - 4)
+        );
         let shown = one_line(&redact(&text, &secrets));
         assert!(!shown.contains("sk-l"), "{shown}");
     }

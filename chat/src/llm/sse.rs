@@ -210,13 +210,14 @@ mod tests {
     fn every_split_and_line_end_gives_the_same_events() {
         let text = "\u{feff}: hi\r\ndata: {\"a\": \"é\"}\r\n\r\ndata: two\rdata: lines\r\rdata: [DONE]\n\n";
         let whole = parse_in(&[text.as_bytes()]);
-        assert_eq!(
-            data(&whole),
-            ["{\"a\": \"é\"}", "two\nlines", "[DONE]"]
-        );
+        assert_eq!(data(&whole), ["{\"a\": \"é\"}", "two\nlines", "[DONE]"]);
         let bytes = text.as_bytes();
         for cut in 0..bytes.len() {
-            assert_eq!(parse_in(&[&bytes[..cut], &bytes[cut..]]), whole, "cut at {cut}");
+            assert_eq!(
+                parse_in(&[&bytes[..cut], &bytes[cut..]]),
+                whole,
+                "cut at {cut}"
+            );
         }
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(parse_in(&singles), whole);
@@ -233,9 +234,18 @@ mod tests {
         assert!(out.is_empty());
         // Data lines add up within one event; a new event starts from nothing.
         let mut parser = Parser::new(100);
-        assert_eq!(parser.feed(&[b"data: ", &[b'y'; 60][..], b"\n\n"].concat(), &mut out), Ok(()));
-        assert_eq!(parser.feed(&[b"data: ", &[b'y'; 60][..], b"\n"].concat(), &mut out), Ok(()));
-        assert_eq!(parser.feed(&[b"data: ", &[b'y'; 60][..], b"\n"].concat(), &mut out), Err(TooLarge));
+        assert_eq!(
+            parser.feed(&[b"data: ", &[b'y'; 60][..], b"\n\n"].concat(), &mut out),
+            Ok(())
+        );
+        assert_eq!(
+            parser.feed(&[b"data: ", &[b'y'; 60][..], b"\n"].concat(), &mut out),
+            Ok(())
+        );
+        assert_eq!(
+            parser.feed(&[b"data: ", &[b'y'; 60][..], b"\n"].concat(), &mut out),
+            Err(TooLarge)
+        );
         assert_eq!(out.len(), 1);
     }
 
@@ -244,7 +254,17 @@ mod tests {
         // The invariants of the fuzz target `sse`, over streams built from the pieces that
         // matter to the parser, with a fixed xorshift sequence so a failure repeats.
         let pieces: [&[u8]; 11] = [
-            b"data", b"event", b": ", b":", b"\r", b"\n", b"\r\n", b"xyz", b"\xEF\xBB\xBF", b"\xff", b"[DONE]",
+            b"data",
+            b"event",
+            b": ",
+            b":",
+            b"\r",
+            b"\n",
+            b"\r\n",
+            b"xyz",
+            b"\xEF\xBB\xBF",
+            b"\xff",
+            b"[DONE]",
         ];
         let mut state: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = move || {
