@@ -288,6 +288,14 @@ fn provider(config: &Config, lens: &Lens) -> Result<Box<dyn Provider>, Failure> 
             .iter()
             .map(|(k, v)| (k.clone(), config.resolve(v)))
             .collect(),
+        // Header values from `secrets.toml` never appear in an error (providers quote them);
+        // the API key is redacted by the client itself.
+        secrets: llm
+            .headers
+            .iter()
+            .filter(|(_, v)| crate::config::secrets::reference(v).is_some())
+            .map(|(_, v)| config.resolve(v))
+            .collect(),
         connect_timeout_secs: llm.connect_timeout_secs,
         request_timeout_secs: llm.request_timeout_secs,
         stream_idle_timeout_secs: llm.stream_idle_timeout_secs,
