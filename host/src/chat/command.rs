@@ -114,7 +114,10 @@ fn chat(
     if message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(usage("the message is empty; pass the text to send with -m"));
     }
-    let config = crate::config::init(no_workspace, trust_workspace).map_err(|status| Failure {
+    // A one-shot chat never asks: the workspace must be approved already, or trusted with
+    // --trust-workspace.
+    let may_ask = message.is_none();
+    let config = crate::config::init(no_workspace, trust_workspace, may_ask).map_err(|status| Failure {
         message: String::new(),
         status,
     })?;
