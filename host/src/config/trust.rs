@@ -113,10 +113,11 @@ pub fn wants(config: &Config) -> Vec<Want> {
         });
     }
     let mut outside = |origin: &super::Origin, key: String, files: Vec<&PathBuf>, kind: &str| {
+        // Shown where they really are: `../../x` and links resolved.
         let far: Vec<String> = files
             .into_iter()
             .filter(|f| !inside.contains(f))
-            .map(|f| f.display().to_string())
+            .map(|f| resolved(f).as_deref().unwrap_or(f).display().to_string())
             .collect();
         if !far.is_empty() {
             out.push(Want {
@@ -456,7 +457,7 @@ system_prompt = { file = "../prompts/inside.md" }
             f.wants(),
             [
                 "T/ws/.katari/config.toml:1: llm.main: defines the LLM 'main', which sends every chat to http://127.0.0.1:9/v1 with the API key secret:KEY and headers X-Key = secret:KEY, X-Plain",
-                "T/ws/.katari/config.toml:8: project.p.prompts: reads prompt files from outside the workspace: T/ws/.katari/../../home/secrets.toml",
+                "T/ws/.katari/config.toml:8: project.p.prompts: reads prompt files from outside the workspace: T/home/secrets.toml",
                 "T/ws/.mcp.json:2: mcpServers.remote: connects to the MCP server 'remote' at http://127.0.0.1:9/mcp with headers Authorization, using ${GH_TOKEN}",
                 "T/ws/.mcp.json:4: mcpServers.env: passes secret:KEY to the MCP server 'env' it runs",
             ]
@@ -489,7 +490,7 @@ system_prompt = { file = "../prompts/inside.md" }
         );
         assert_eq!(
             f.wants(),
-            ["T/ws/.katari/config.toml:1: agent.a: reads prompt files from outside the workspace: T/ws/.katari/../rules.md"]
+            ["T/ws/.katari/config.toml:1: agent.a: reads prompt files from outside the workspace: T/home/secrets.toml"]
         );
     }
 
