@@ -454,3 +454,30 @@ fn agent_join_writes_through_a_symlinked_config_file() {
     assert!(std::fs::symlink_metadata(&link).expect("stat").file_type().is_symlink());
     assert_eq!(std::fs::read_to_string(&target).expect("read"), original);
 }
+
+/// katari's own edit of an approved workspace file (`agent join`) keeps the approval: the next
+/// command without a terminal is not refused.
+#[cfg(unix)]
+#[test]
+fn an_edit_by_katari_keeps_the_workspace_approved() {
+    let s = Scratch::new("trust-edit");
+    s.write("home/config.toml", "");
+    s.write(
+        "ws/.katari/config.toml",
+        "[llm.team]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\n\
+         [agent.bob]\nllm = \"team\"\n\n[project.p]\nllm = \"team\"\n",
+    );
+    let (code, _) = answer_on_terminal(&s, &["config", "show"], "y");
+    assert_eq!(code, 0);
+    let out = s.run(&["agent", "join", "bob", "--project", "p"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(s.path("ws/.katari/config.toml")).expect("read");
+    assert!(text.contains("[[agent.bob.membership]]"), "{text}");
+    let out = s.run(&["get", "memberships"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("bob"));
+
+    // An edit made by anything else asks again.
+    s.write("ws/.katari/config.toml", &format!("{text}\n# edited by hand\n"));
+    assert_refused(&s.run(&["get", "memberships"]), "llm.team");
+}

@@ -245,7 +245,31 @@ impl<'c> Edits<'c> {
         for (path, text) in &changed {
             write_through(path, text)?;
         }
+        keep_approval(self.config, &after);
         Ok(after)
+    }
+}
+
+/// An approved workspace configuration stays approved through katari's own edits of its files:
+/// the person asked for the edit, so the new hash is recorded next to the old one. A workspace
+/// trusted only by `--trust-workspace` (nothing stored) stays unstored.
+fn keep_approval(before: &Config, after: &Config) {
+    let (Some(root), Some(old), Some(new)) = (
+        &before.files.workspace,
+        &before.workspace_hash,
+        &after.workspace_hash,
+    ) else {
+        return;
+    };
+    let data = Paths::from_env().data;
+    if old == new || !data.join(crate::store::FILE_NAME).is_file() {
+        return;
+    }
+    if let Ok(store) = crate::store::Store::open_in(&data)
+        && store.is_approved(root, old).unwrap_or(false)
+    {
+        // A failure to store only means the person is asked again next time.
+        let _ = store.approve(root, new);
     }
 }
 
