@@ -481,3 +481,57 @@ fn an_edit_by_katari_keeps_the_workspace_approved() {
     s.write("ws/.katari/config.toml", &format!("{text}\n# edited by hand\n"));
     assert_refused(&s.run(&["get", "memberships"]), "llm.team");
 }
+
+/// A workspace file changed during an interactive chat: the prompts are re-read each turn, and
+/// what the changed file asks for passes the same gate, so a prompt file outside the workspace
+/// added mid-chat is not sent.
+#[cfg(unix)]
+#[test]
+fn a_workspace_changed_during_a_chat_is_not_used_without_approval() {
+    use katari_tests::fake_llm::{FakeLlm, Script};
+    use rexpect::session::spawn_command;
+
+    let llm = FakeLlm::start();
+    llm.push(Script::text("first reply"));
+    llm.push(Script::text("second reply"));
+    let s = Scratch::new("trust-midchat");
+    s.write(
+        "home/config.toml",
+        &format!(
+            "[llm.fake]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\n",
+            llm.base_url()
+        ),
+    );
+    s.write(
+        "ws/.katari/config.toml",
+        "[project.p]\nllm = \"fake\"\nprompts = [\"house rules\"]\n",
+    );
+    let mut session = spawn_command(s.command(&["chat", "--project", "p"]), Some(EXPECT_MS))
+        .expect("katari chat starts on a pty");
+    let expect = |session: &mut rexpect::session::PtySession, text: &str| {
+        if let Err(e) = session.exp_string(text) {
+            panic!("expected {text:?} on the terminal: {e}");
+        }
+    };
+    expect(&mut session, "@p> ");
+    session.send_line("one").expect("type");
+    expect(&mut session, "first reply");
+    expect(&mut session, "@p> ");
+    s.write(
+        "ws/.katari/config.toml",
+        "[project.p]\nllm = \"fake\"\nprompts = [\"house rules\", { file = \"../../home/secrets.toml\" }]\n",
+    );
+    session.send_line("two").expect("type");
+    expect(&mut session, "warning: the workspace configuration changed");
+    expect(&mut session, "second reply");
+    expect(&mut session, "@p> ");
+    session.send_line("/quit").expect("type");
+    let _ = session.exp_eof();
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let text = request.to_string();
+        assert!(text.contains("house rules"), "{text}");
+        assert!(!text.contains(SECRET), "the secrets file was sent: {text}");
+    }
+}
