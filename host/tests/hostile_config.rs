@@ -222,8 +222,14 @@ fn a_workspace_llm_override_gets_no_key_until_the_workspace_is_approved() {
     assert_refused(&out, "llm.main");
     let (code, question) = answer_on_terminal(&s, &["config", "show"], "n");
     assert_eq!(code, 2);
-    assert!(question.contains("llm.main: defines the LLM 'main'"), "{question}");
-    assert!(repo.received().is_empty(), "nothing is sent before approval");
+    assert!(
+        question.contains("llm.main: defines the LLM 'main'"),
+        "{question}"
+    );
+    assert!(
+        repo.received().is_empty(),
+        "nothing is sent before approval"
+    );
 
     let (code, _) = answer_on_terminal(&s, &["config", "show"], "y");
     assert_eq!(code, 0);
@@ -252,7 +258,10 @@ fn a_prompt_file_outside_the_workspace_is_not_sent_until_the_workspace_is_approv
     let out = s.run(&["chat", "--project", "p", "-m", "hi"]);
     assert_refused(&out, "project.p.prompts");
     assert!(stderr(&out).contains("reads prompt files from outside the workspace"));
-    assert!(provider.received().is_empty(), "nothing is sent before approval");
+    assert!(
+        provider.received().is_empty(),
+        "nothing is sent before approval"
+    );
 
     let (code, _) = answer_on_terminal(&s, &["get", "projects"], "y");
     assert_eq!(code, 0);
@@ -294,7 +303,10 @@ fn a_workspace_http_server_gets_no_header_until_approved_and_a_change_asks_again
         "{}",
         stderr(&out)
     );
-    assert!(repo.received().is_empty(), "nothing is sent before approval");
+    assert!(
+        repo.received().is_empty(),
+        "nothing is sent before approval"
+    );
 
     let (code, question) = answer_on_terminal(&s, &["mcp", "list", "--probe"], "y");
     assert_eq!(code, 0);
@@ -411,7 +423,10 @@ fn escape_sequences_in_workspace_files_never_reach_the_terminal() {
     let (code, question) = answer_on_terminal(&s, &["mcp", "list"], "n");
     assert_eq!(code, 2);
     assert!(question.contains("with headers X-"), "{question}");
-    assert!(!question.contains('\u{1b}') && !question.contains('\u{7}'), "{question:?}");
+    assert!(
+        !question.contains('\u{1b}') && !question.contains('\u{7}'),
+        "{question:?}"
+    );
 }
 
 /// `agent join` and `agent leave` on a `config.toml` that is a link into a dotfiles folder edit
@@ -429,7 +444,14 @@ fn agent_join_writes_through_a_symlinked_config_file() {
     let link = s.path("home/config.toml");
     std::os::unix::fs::symlink(Path::new("../dotfiles/katari.toml"), &link).expect("link");
 
-    let out = s.run(&["--no-workspace", "agent", "join", "alice", "--project", "payments"]);
+    let out = s.run(&[
+        "--no-workspace",
+        "agent",
+        "join",
+        "alice",
+        "--project",
+        "payments",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let meta = std::fs::symlink_metadata(&link).expect("stat the link");
     assert!(meta.file_type().is_symlink(), "config.toml is still a link");
@@ -439,7 +461,11 @@ fn agent_join_writes_through_a_symlinked_config_file() {
             && edited.contains("[[agent.alice.membership]]\nproject = \"payments\"\n"),
         "the target has the edit: {edited}"
     );
-    let mode = std::fs::metadata(&target).expect("stat").permissions().mode() & 0o777;
+    let mode = std::fs::metadata(&target)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(mode, 0o640, "the target keeps its mode");
     let leftovers: Vec<_> = std::fs::read_dir(s.path("home"))
         .expect("list")
@@ -449,9 +475,21 @@ fn agent_join_writes_through_a_symlinked_config_file() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
-    let out = s.run(&["--no-workspace", "agent", "leave", "alice", "--project", "payments"]);
+    let out = s.run(&[
+        "--no-workspace",
+        "agent",
+        "leave",
+        "alice",
+        "--project",
+        "payments",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(std::fs::symlink_metadata(&link).expect("stat").file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("stat")
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read_to_string(&target).expect("read"), original);
 }
 
@@ -478,7 +516,10 @@ fn an_edit_by_katari_keeps_the_workspace_approved() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("bob"));
 
     // An edit made by anything else asks again.
-    s.write("ws/.katari/config.toml", &format!("{text}\n# edited by hand\n"));
+    s.write(
+        "ws/.katari/config.toml",
+        &format!("{text}\n# edited by hand\n"),
+    );
     assert_refused(&s.run(&["get", "memberships"]), "llm.team");
 }
 

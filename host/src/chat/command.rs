@@ -117,10 +117,11 @@ fn chat(
     // A one-shot chat never asks: the workspace must be approved already, or trusted with
     // --trust-workspace.
     let may_ask = message.is_none();
-    let config = crate::config::init(no_workspace, trust_workspace, may_ask).map_err(|status| Failure {
-        message: String::new(),
-        status,
-    })?;
+    let config =
+        crate::config::init(no_workspace, trust_workspace, may_ask).map_err(|status| Failure {
+            message: String::new(),
+            status,
+        })?;
     let mut chat = open(&args, config, color)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

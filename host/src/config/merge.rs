@@ -175,7 +175,10 @@ pub(super) fn load_files_with(
             .as_deref()
             .and_then(|f| read_text(f, &mut all.problems));
         if scope == Scope::Workspace {
-            for (name, text) in [(".katari/config.toml", &toml_text), (".mcp.json", &json_text)] {
+            for (name, text) in [
+                (".katari/config.toml", &toml_text),
+                (".mcp.json", &json_text),
+            ] {
                 let text = text.as_deref().unwrap_or_default();
                 workspace_hash.update(format!("{name}\n{}\n", text.len()).as_bytes());
                 workspace_hash.update(text.as_bytes());

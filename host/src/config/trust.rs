@@ -65,7 +65,10 @@ pub fn wants(config: &Config) -> Vec<Want> {
             let _ = write!(what, " with the API key secret:{key}");
         }
         if let Some(var) = &llm.api_key_env {
-            let _ = write!(what, " with the API key from the environment variable {var}");
+            let _ = write!(
+                what,
+                " with the API key from the environment variable {var}"
+            );
         }
         if !llm.headers.is_empty() {
             let _ = write!(what, " and headers {}", headers(&llm.headers));
@@ -83,7 +86,9 @@ pub fn wants(config: &Config) -> Vec<Want> {
         }
         let refs = references(&server.written);
         let what = match &server.transport {
-            Transport::Http { url, headers: h, .. } => {
+            Transport::Http {
+                url, headers: h, ..
+            } => {
                 let mut what = format!("connects to the MCP server '{}' at {url}", server.name);
                 if !h.is_empty() {
                     // Values are already expanded here; their references are listed below.
@@ -314,7 +319,10 @@ pub fn gate(config: &Config, trust: bool, data_dir: &Path, ask: Ask<'_>) -> Resu
     {
         return Ok(());
     }
-    let listed: String = wants.iter().map(|w| format!("  {}\n", w.render())).collect();
+    let listed: String = wants
+        .iter()
+        .map(|w| format!("  {}\n", w.render()))
+        .collect();
     let shown_root = crate::table::one_line(&root.display().to_string());
     let yes = match ask {
         Ask::Never => false,
@@ -323,9 +331,8 @@ pub fn gate(config: &Config, trust: bool, data_dir: &Path, ask: Ask<'_>) -> Resu
                 "The workspace configuration in {shown_root} asks to:\n{listed}\
                  Trust this workspace's configuration? The answer is remembered until these files change. [y/N] "
             );
-            ask(&question).is_some_and(|a| {
-                matches!(a.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-            })
+            ask(&question)
+                .is_some_and(|a| matches!(a.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
         }
     };
     if !yes {
@@ -415,7 +422,10 @@ mod tests {
         fn wants(&self) -> Vec<String> {
             wants(&self.load())
                 .iter()
-                .map(|w| w.render().replace(&self.dir.path().display().to_string(), "T"))
+                .map(|w| {
+                    w.render()
+                        .replace(&self.dir.path().display().to_string(), "T")
+                })
                 .collect()
         }
     }
@@ -473,7 +483,10 @@ system_prompt = { file = "../prompts/inside.md" }
             "ws/.katari/config.toml",
             "[project.p]\nllm = \"main\"\nprompts = [\"plain\", { file = \"../notes/missing.md\" }]\nscripts = [\"../tools.kt\"]\n",
         );
-        f.write("ws/.mcp.json", r#"{"mcpServers": {"s": {"command": "./s.sh"}}}"#);
+        f.write(
+            "ws/.mcp.json",
+            r#"{"mcpServers": {"s": {"command": "./s.sh"}}}"#,
+        );
         assert_eq!(f.wants(), Vec::<String>::new());
     }
 
@@ -490,7 +503,9 @@ system_prompt = { file = "../prompts/inside.md" }
         );
         assert_eq!(
             f.wants(),
-            ["T/ws/.katari/config.toml:1: agent.a: reads prompt files from outside the workspace: T/home/secrets.toml"]
+            [
+                "T/ws/.katari/config.toml:1: agent.a: reads prompt files from outside the workspace: T/home/secrets.toml"
+            ]
         );
     }
 
@@ -505,7 +520,10 @@ system_prompt = { file = "../prompts/inside.md" }
         let c = f.load();
         let refused = gate(&c, false, &data, Ask::Never).expect_err("refused");
         assert!(refused.contains("--trust-workspace"), "{refused}");
-        assert!(refused.contains("mcpServers.r: connects to the MCP server 'r'"), "{refused}");
+        assert!(
+            refused.contains("mcpServers.r: connects to the MCP server 'r'"),
+            "{refused}"
+        );
         assert_eq!(gate(&c, true, &data, Ask::Never), Ok(()));
         assert!(!data.join("katari.db").exists(), "trusting stores nothing");
 
@@ -525,7 +543,10 @@ system_prompt = { file = "../prompts/inside.md" }
             "{\"mcpServers\": {\"r\": {\"url\": \"http://127.0.0.1:10/mcp\"}}}",
         );
         let changed = f.load();
-        assert!(gate(&changed, false, &data, Ask::Never).is_err(), "a change asks again");
+        assert!(
+            gate(&changed, false, &data, Ask::Never).is_err(),
+            "a change asks again"
+        );
         assert_eq!(gate(&c, false, &data, Ask::Never), Ok(()));
     }
 
@@ -544,7 +565,10 @@ system_prompt = { file = "../prompts/inside.md" }
         };
         let refused = gate(&c, false, &f.path("home"), Ask::With(&mut read)).expect_err("refused");
         for text in [&question, &refused] {
-            assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{text:?}"
+            );
             assert!(text.contains("with headers X-"), "{text}");
         }
     }
