@@ -89,6 +89,12 @@ pub fn wants(config: &Config) -> Vec<Want> {
             Transport::Http {
                 url, headers: h, ..
             } => {
+                // The URL as written: expanded, a `${VAR}` in it would show the variable's value.
+                let url = server
+                    .written
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or(url);
                 let mut what = format!("connects to the MCP server '{}' at {url}", server.name);
                 if !h.is_empty() {
                     // Values are already expanded here; their references are listed below.
@@ -410,7 +416,7 @@ mod tests {
                 cwd: self.path("ws"),
                 no_workspace: false,
                 trust_workspace: false,
-                env: &|name| (name == "GH_TOKEN").then(|| "tok".to_string()),
+                env: &|name| (name == "GH_TOKEN").then(|| "tok-5e3".to_string()),
             };
             match load(&opts) {
                 Ok(c) => c,
@@ -458,17 +464,24 @@ system_prompt = { file = "../prompts/inside.md" }
         f.write(
             "ws/.mcp.json",
             r#"{"mcpServers": {
-  "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}},
+  "remote": {"url": "http://127.0.0.1:9/mcp?t=${GH_TOKEN}", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}},
   "plain": {"command": "node", "args": ["server.js"]},
   "env": {"command": "node", "env": {"T": "secret:KEY"}}
 }}"#,
         );
+        let wants = f.wants();
+        assert!(
+            wants
+                .iter()
+                .all(|w| !w.contains("tok-5e3") && !w.contains("sk-live")),
+            "no value of a variable or secret is shown: {wants:?}"
+        );
         assert_eq!(
-            f.wants(),
+            wants,
             [
                 "T/ws/.katari/config.toml:1: llm.main: defines the LLM 'main', which sends every chat to http://127.0.0.1:9/v1 with the API key secret:KEY and headers X-Key = secret:KEY, X-Plain",
                 "T/ws/.katari/config.toml:8: project.p.prompts: reads prompt files from outside the workspace: T/home/secrets.toml",
-                "T/ws/.mcp.json:2: mcpServers.remote: connects to the MCP server 'remote' at http://127.0.0.1:9/mcp with headers Authorization, using ${GH_TOKEN}",
+                "T/ws/.mcp.json:2: mcpServers.remote: connects to the MCP server 'remote' at http://127.0.0.1:9/mcp?t=${GH_TOKEN} with headers Authorization, using ${GH_TOKEN}",
                 "T/ws/.mcp.json:4: mcpServers.env: passes secret:KEY to the MCP server 'env' it runs",
             ]
         );
