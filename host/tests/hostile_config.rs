@@ -576,3 +576,33 @@ fn a_workspace_changed_during_a_chat_is_not_used_without_approval() {
         assert!(!text.contains(SECRET), "the secrets file was sent: {text}");
     }
 }
+
+/// `katari run` goes through the same gate: a script reaching the workspace's HTTP server as
+/// `mcp:repo` sends nothing until the workspace is trusted.
+#[test]
+fn a_script_reaching_a_workspace_http_server_goes_through_the_same_gate() {
+    let repo = Listener::start();
+    let s = Scratch::new("trust-run");
+    mcp_workspace(&s, &repo, "");
+    s.write(
+        "ws/main.kt",
+        r#"agent main() -> string with io | prelude.throw[mcp.server_error | mcp.auth_error] {
+  let tools = mcp.tools(url = "mcp:repo", auth = mcp.headers(values = record.empty()))
+  "connected"
+}
+"#,
+    );
+    let out = s.run(&["run", "main.kt"]);
+    assert_refused(&out, "mcpServers.repo");
+    assert!(
+        repo.received().is_empty(),
+        "nothing is sent before approval"
+    );
+
+    let out = s.run(&["--trust-workspace", "run", "main.kt"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let received = repo.received();
+    assert!(
+        !received.is_empty() && received[0].contains(SECRET) && received[0].contains(ENV_SECRET)
+    );
+}
