@@ -564,6 +564,26 @@ system_prompt = { file = "../prompts/inside.md" }
     }
 
     #[test]
+    fn the_stdio_server_question_shows_no_escape_sequence_either() {
+        let f = Fixture::new();
+        f.write(
+            "ws/.mcp.json",
+            "{\"mcpServers\": {\"s\\u001b[2J\": {\"command\": \"node\", \"args\": [\"\\u001b]0;owned\\u0007x.js\"]}}}",
+        );
+        let c = f.load();
+        let server = c.servers.values().next().expect("the server");
+        let question = crate::config::approve::question(server);
+        let refusal = crate::config::approve::refusal(server);
+        for text in [&question, &refusal] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{text:?}"
+            );
+        }
+        assert!(question.contains("wants to run 'node x.js'"), "{question}");
+    }
+
+    #[test]
     fn the_question_shows_no_escape_sequence_from_the_files() {
         let f = Fixture::new();
         f.write(
