@@ -462,22 +462,22 @@ impl Chat {
             env: &|name| std::env::var(name).ok(),
         };
         match crate::config::load(&opts) {
-            // The files changed since the chat started: what they ask for now passes the same
-            // workspace trust gate as at start, without a question in the middle of a chat.
-            Ok(fresh)
+            Ok(fresh) => {
+                // The files may have changed since the chat started: what they ask for now
+                // passes the same workspace trust gate as at start, without a question in the
+                // middle of a chat.
                 if let Err(refusal) = crate::config::trust::gate(
                     &fresh,
                     self.config.trust_workspace,
                     &opts.paths.data,
                     crate::config::trust::Ask::Never,
-                ) =>
-            {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "warning: the workspace configuration changed; project '{name}' is used as it was: {refusal}"
-                );
-            }
-            Ok(fresh) => {
+                ) {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "warning: the workspace configuration changed; project '{name}' is used as it was: {refusal}"
+                    );
+                    return;
+                }
                 if let Some(project) = fresh.projects.get(&name) {
                     self.lens.project = Some(project.clone());
                 }
