@@ -936,6 +936,14 @@ where
             Ok(Err(e @ ServiceError::McpError(_))) => {
                 return Err(request_failure(&d.url, method, &e));
             }
+            // The transport ended the connection itself: its reason is the failure's.
+            Ok(Err(_)) if let Some(why) = conn.tap.fault() => {
+                evict(d, &conn);
+                return Err(McpFailure::Server(format!(
+                    "MCP server '{}' {why} in reply to {method}; the connection was closed",
+                    d.url
+                )));
+            }
             Ok(Err(e)) => {
                 evict(d, &conn);
                 if let (Some(session), false, true) = (&conn.oauth, retried, unauthorized(&e)) {
