@@ -110,11 +110,18 @@ const PRINTS: &str = r#"agent main(tool: string) -> string
 }
 "#;
 
+/// The credential the fault server is started with.
+const FAULT_TOKEN: &str = "tok-5f3a9c1e77d2";
+
 /// A folder with the script `call.kt` and a home configuration naming the fault server `fault`.
 fn with_fault_server() -> Scratch {
     let dir = scratch("hostile", &[("call.kt", PRINTS)]);
     let server = repo_root().join("tests/hostile/fault_server.py");
-    let config = json!({"mcpServers": {"fault": {"command": "python3", "args": [server]}}});
+    let config = json!({"mcpServers": {"fault": {
+        "command": "python3",
+        "args": [server],
+        "env": {"FAULT_TOKEN": FAULT_TOKEN},
+    }}});
     std::fs::write(dir.join("home/mcp.json"), config.to_string()).expect("write mcp.json");
     dir
 }
@@ -327,4 +334,18 @@ fn an_mcp_reply_nested_too_deep_is_reported_at_once_not_as_a_timeout() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn a_server_error_quoting_the_servers_credential_is_redacted() {
+    let dir = with_fault_server();
+    let out = run(KATARI, &dir, &["call.kt", "-a", "tool=leak"], &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the token [redacted] has expired"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(FAULT_TOKEN), "{}", out.stderr);
+    assert!(!out.stdout.contains(FAULT_TOKEN), "{}", out.stdout);
 }

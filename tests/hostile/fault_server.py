@@ -4,16 +4,19 @@ can send what no SDK would. It is a fake: its tools misbehave on purpose.
 - `huge`: a result line of about 9 MB (over katari's 8 MiB message limit);
 - `deep`: a result nested 300 arrays deep (over the 128 levels a JSON decoder takes);
 - `hostile`: a text result holding escape sequences;
-- `echo`: returns its `text` argument.
+- `echo`: returns its `text` argument;
+- `leak`: fails with a JSON-RPC error quoting its `FAULT_TOKEN` environment variable, as a
+  careless server quotes the credential it was given.
 """
 
 import json
+import os
 import sys
 
 ESC = "\x1b"
 TOOLS = [
     {"name": name, "description": f"the {name} fault", "inputSchema": {"type": "object"}}
-    for name in ("huge", "deep", "hostile", "echo")
+    for name in ("huge", "deep", "hostile", "echo", "leak")
 ]
 
 
@@ -34,6 +37,11 @@ def call(message_id, name, arguments):
             '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep"}],"structuredContent":{"v":%s}}}\n'
             % (json.dumps(message_id), nested)
         )
+        sys.stdout.flush()
+    elif name == "leak":
+        token = os.environ.get("FAULT_TOKEN", "")
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "error": {
+            "code": -32001, "message": f"the token {token} has expired"}}) + "\n")
         sys.stdout.flush()
     elif name == "hostile":
         text = f"{ESC}[2J{ESC}]0;pwned\x07red{ESC}[31m\x9b1m\rdone"
