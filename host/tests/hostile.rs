@@ -67,7 +67,10 @@ fn check_draws_control_characters_in_a_snippet_as_pictures() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("error[K2001]"), "{stderr}");
     assert!(!drives_a_terminal(&stderr), "{stderr:?}");
-    assert!(stderr.contains("\"␛]0;pwned␇␛[2J\u{fffd}31m\" ++ missing"), "{stderr}");
+    assert!(
+        stderr.contains("\"␛]0;pwned␇␛[2J\u{fffd}31m\" ++ missing"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -155,7 +158,9 @@ fn check_refuses_an_endless_file_without_reading_it_whole() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("cannot read `/dev/zero`: the file is larger than katari's limit of 16777216 bytes"),
+        stderr.contains(
+            "cannot read `/dev/zero`: the file is larger than katari's limit of 16777216 bytes"
+        ),
         "{stderr}"
     );
 }
@@ -301,7 +306,12 @@ fn many_large_strings_exhaust_the_memory_budget_with_a_panic_naming_it() {
     );
     // The same script fits the default budget.
     let out = run(KATARI, &dir, &["hoard.kt"], &[]);
-    assert_eq!((out.code, out.stdout.as_str()), (0, "40\n"), "{}", out.stderr);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "40\n"),
+        "{}",
+        out.stderr
+    );
 }
 
 // -------------------------------------------------------------------------------------------

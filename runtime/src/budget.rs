@@ -141,10 +141,16 @@ mod tests {
     fn one_value_over_its_bound_is_refused_with_the_bound_named() {
         assert!(string(STRING_BYTES).is_ok());
         let refused = string(STRING_BYTES + 1).expect_err("over the bound");
-        assert!(refused.contains("268435456 bytes for one string"), "{refused}");
+        assert!(
+            refused.contains("268435456 bytes for one string"),
+            "{refused}"
+        );
         assert!(array(ARRAY_ITEMS).is_ok());
         let refused = array(ARRAY_ITEMS + 1).expect_err("over the bound");
-        assert!(refused.contains("limit of 10000000 for one array"), "{refused}");
+        assert!(
+            refused.contains("limit of 10000000 for one array"),
+            "{refused}"
+        );
     }
 
     #[test]

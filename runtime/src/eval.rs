@@ -1096,7 +1096,8 @@ impl Ctx {
         for p in parts {
             values.push(self.eval(m, frame, p)?);
         }
-        self.join_texts(&values).map_err(|msg| self.raise_panic(m, msg))
+        self.join_texts(&values)
+            .map_err(|msg| self.raise_panic(m, msg))
     }
 
     /// The text of at most eight string parts (a template, or both sides of `++`). Constants

@@ -360,10 +360,7 @@ impl<R> TapReader<R> {
             };
             self.length += chunk.len();
             if self.length > self.limit {
-                return Err(self.fail(format!(
-                    "sent a message larger than {} bytes",
-                    self.limit
-                )));
+                return Err(self.fail(format!("sent a message larger than {} bytes", self.limit)));
             }
             if !self.depth.feed(chunk) {
                 return Err(self.fail(format!(
