@@ -359,3 +359,34 @@ fn a_server_error_quoting_the_servers_credential_is_redacted() {
     assert!(!out.stderr.contains(FAULT_TOKEN), "{}", out.stderr);
     assert!(!out.stdout.contains(FAULT_TOKEN), "{}", out.stdout);
 }
+
+#[test]
+fn over_http_an_mcp_reply_too_large_or_too_deep_names_its_cause_at_once() {
+    let port = katari_tests::peers::free_port();
+    let mut server = Command::new("python3");
+    server
+        .arg(repo_root().join("tests/hostile/fault_server.py"))
+        .args(["--http", &port.to_string()]);
+    let peer = katari_tests::peers::Peer::start(server, port);
+    let url = format!("{}/mcp", peer.base());
+    let dir = scratch(
+        "hostile",
+        &[("call.kt", &PRINTS.replace("mcp:fault", &url))],
+    );
+    let out = run(KATARI, &dir, &["call.kt", "-a", "tool=huge"], &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "MCP server '{url}' failed during tools/call \\\"huge\\\": HTTP response body exceeded the maximum size of 8388608 bytes"
+        )),
+        "{}",
+        out.stderr
+    );
+    let out = run(KATARI, &dir, &["call.kt", "-a", "tool=deep"], &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("recursion limit exceeded"),
+        "{}",
+        out.stderr
+    );
+}
