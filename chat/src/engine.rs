@@ -251,9 +251,7 @@ async fn turn_loop(
         };
         events(Event::ReplyDone);
         if let Some(u) = reply.usage {
-            let sum = usage.get_or_insert_with(Usage::default);
-            sum.prompt_tokens += u.prompt_tokens;
-            sum.completion_tokens += u.completion_tokens;
+            usage.get_or_insert_with(Usage::default).add(&u);
         }
         if let Some(t) = reply.text.as_ref().filter(|t| !t.is_empty()) {
             texts.push(t.clone());
