@@ -37,7 +37,7 @@ pub use server::Server;
 pub const ROLES: &[&str] = &["developer", "qa", "security", "sre"];
 
 /// Whether this build speaks the `anthropic` wire protocol (§4.2.3, §8.6).
-pub const ANTHROPIC_SUPPORTED: bool = false;
+pub const ANTHROPIC_SUPPORTED: bool = true;
 
 /// Which layer a file belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +150,9 @@ pub struct Llm {
     /// [`Config::resolve`]).
     pub headers: Vec<(String, String)>,
     pub context_window: Option<u64>,
+    /// `max_tokens` sent when neither the flags nor `default_params` set one; only the
+    /// `anthropic` kind reads it (the Messages API requires the field).
+    pub max_tokens: Option<u64>,
     pub connect_timeout_secs: u64,
     pub request_timeout_secs: u64,
     pub stream_idle_timeout_secs: u64,

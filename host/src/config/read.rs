@@ -100,6 +100,7 @@ const LLM_KEYS: &[&str] = &[
     "api_key",
     "headers",
     "context_window",
+    "max_tokens",
     "connect_timeout_secs",
     "request_timeout_secs",
     "stream_idle_timeout_secs",
@@ -545,6 +546,7 @@ impl Reader<'_, '_> {
             }
         }
         let context_window = self.uint(t, &p, "context_window", 1);
+        let max_tokens = self.uint(t, &p, "max_tokens", 1);
         let connect = self.uint(t, &p, "connect_timeout_secs", 1).unwrap_or(10);
         let request = self.uint(t, &p, "request_timeout_secs", 1).unwrap_or(600);
         let idle = self
@@ -566,6 +568,7 @@ impl Reader<'_, '_> {
             api_key_secret,
             headers,
             context_window,
+            max_tokens,
             connect_timeout_secs: connect,
             request_timeout_secs: request,
             stream_idle_timeout_secs: idle,

@@ -178,6 +178,7 @@ fn llm(l: &Llm) -> Value {
         m.insert("headers".into(), Value::Object(headers));
     }
     put(&mut m, "context_window", l.context_window);
+    put(&mut m, "max_tokens", l.max_tokens);
     m.insert("connect_timeout_secs".into(), l.connect_timeout_secs.into());
     m.insert("request_timeout_secs".into(), l.request_timeout_secs.into());
     m.insert(
