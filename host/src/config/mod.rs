@@ -17,6 +17,7 @@ mod read;
 pub mod secrets;
 mod server;
 pub mod show;
+pub mod snippet;
 #[cfg(test)]
 mod tests;
 pub mod trust;
@@ -65,6 +66,9 @@ pub struct Problem {
     pub message: String,
     pub fix: Option<String>,
     pub warning: bool,
+    /// The bytes of the file to underline in its snippet, when the reader knows them exactly
+    /// (otherwise [`snippet`] finds the key or value on the line).
+    pub span: Option<std::ops::Range<usize>>,
 }
 
 impl Problem {
@@ -393,16 +397,10 @@ pub struct LoadError {
 }
 
 impl LoadError {
-    /// Everything as printed on stderr, warnings first.
+    /// Everything as printed on stderr, warnings first, each problem with the snippet of its
+    /// file ([`snippet`]).
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        for w in &self.warnings {
-            let _ = writeln!(out, "warning: {}", w.render());
-        }
-        for p in &self.problems {
-            let _ = writeln!(out, "error: {}", p.render());
-        }
-        out
+        snippet::render_all(&self.warnings, &self.problems, snippet::color())
     }
 }
 
@@ -444,14 +442,8 @@ pub fn init(no_workspace: bool, trust_workspace: bool, may_ask: bool) -> Result<
             config
                 .warnings
                 .extend(unknown_credentials(&config, &opts.paths));
-            let mut err = std::io::stderr().lock();
-            for w in &config.warnings {
-                let _ = std::io::Write::write_all(
-                    &mut err,
-                    format!("warning: {}\n", w.render()).as_bytes(),
-                );
-            }
-            drop(err);
+            let warnings = snippet::render_all(&config.warnings, &[], snippet::color());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), warnings.as_bytes());
             let terminal = may_ask
                 && std::io::IsTerminal::is_terminal(&std::io::stdin())
                 && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -516,6 +508,7 @@ fn unknown_credentials(config: &Config, paths: &Paths) -> Vec<Problem> {
                 message: format!("no OAuth credential named '{name}' is stored"),
                 fix: Some(format!("run katari mcp login --url {url} --name {name}")),
                 warning: true,
+                span: None,
             })
         })
         .collect()

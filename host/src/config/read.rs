@@ -156,14 +156,55 @@ pub(super) fn read(text: &str, r: &mut Report<'_>) -> Layer {
     };
     let (doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
+        // The lines of tables defined a second time: the parser also reports each key of such a
+        // table as a duplicate, which says nothing more.
+        let mut twice: Vec<usize> = Vec::new();
         for e in errors {
-            let line = reader.line(e.span().map_or(0, |s| s.start));
+            let span = e.span().filter(|s| s.end <= text.len());
+            let line = reader.line(span.as_ref().map_or(0, |s| s.start));
+            let message = e.message().trim();
+            let header = text
+                .lines()
+                .nth(line.saturating_sub(1))
+                .map(str::trim)
+                .filter(|l| l.starts_with('['));
+            if message == "duplicate key" {
+                if let Some(header) = header {
+                    let first = text
+                        .lines()
+                        .position(|l| l.trim() == header)
+                        .map_or(line, |i| i + 1);
+                    twice.push(line);
+                    reader.r.error(
+                        line,
+                        "",
+                        format!("invalid TOML: the table {header} is defined twice (first on line {first})"),
+                        format!("merge the keys into the {header} of line {first} and remove this one"),
+                    );
+                    if let Some(problem) = reader.r.problems.last_mut() {
+                        problem.span = span;
+                    }
+                    continue;
+                }
+                let above: Vec<&str> = text.lines().take(line.saturating_sub(1)).collect();
+                let table = above
+                    .iter()
+                    .rposition(|l| l.trim_start().starts_with('['))
+                    .map(|i| i + 1);
+                if table.is_some_and(|t| twice.contains(&t)) {
+                    continue;
+                }
+            }
             reader.r.error(
                 line,
                 "",
-                format!("invalid TOML: {}", e.message().trim()),
+                format!("invalid TOML: {message}"),
                 "correct the TOML syntax on this line",
             );
+            // The parser knows exactly where: the snippet underlines it.
+            if let Some(problem) = reader.r.problems.last_mut() {
+                problem.span = span;
+            }
         }
         return reader.layer;
     }
