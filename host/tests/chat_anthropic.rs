@@ -438,6 +438,42 @@ fn a_thread_started_on_openai_continues_on_anthropic_and_back() {
     assert_eq!(calls, ["call.1:a", "call_2", "toolu_3"]);
 }
 
+/// `.info` on a pseudo-terminal, as a person reads it after a turn that used the prompt cache.
+#[cfg(unix)]
+#[test]
+fn info_reports_the_prompt_cache_of_the_last_turn() {
+    let home = Home::new("claude");
+    home.claude
+        .push(Script::text("fine").usage(12, 5).cache(800, 40));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_katari"));
+    command
+        .args(["--no-workspace", "chat", "alice"])
+        .current_dir(home.path())
+        .env("KATARI_HOME", home.path())
+        .env("KATARI_TEST_ANTHROPIC_KEY", "sk-ant-test-key-0042")
+        .env("NO_COLOR", "1")
+        .env("USER", "tester");
+    let mut s = rexpect::session::spawn_command(command, Some(30_000)).expect("a pty");
+    let expect = |s: &mut rexpect::session::PtySession, text: &str| {
+        if let Err(e) = s.exp_string(text) {
+            panic!("the terminal never showed {text:?}: {e}");
+        }
+    };
+    expect(&mut s, "alice> ");
+    s.send_line("how are things?").expect("type");
+    expect(&mut s, "fine");
+    expect(&mut s, "alice> ");
+    s.send_line(".info").expect("type");
+    expect(&mut s, "claude (model claude-test, from the agent)");
+    expect(
+        &mut s,
+        "852 prompt tokens, 5 completion tokens (prompt cache: 800 read, 40 written)",
+    );
+    expect(&mut s, "alice> ");
+    s.send_line("/quit").expect("type");
+    s.exp_eof().expect("the chat ends");
+}
+
 #[cfg(unix)]
 fn set_mode(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
