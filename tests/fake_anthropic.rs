@@ -253,10 +253,11 @@ impl Drop for FakeAnthropic {
 /// it, and every `tool_result` answers a `tool_use` of the assistant turn right before it.
 /// `Err` says what is wrong.
 pub fn check_pairing(body: &Value) -> Result<(), String> {
-    let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let blocks = |m: &Value| -> Vec<Value> {
-        m["content"].as_array().cloned().unwrap_or_default()
-    };
+    let messages = body["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let blocks = |m: &Value| -> Vec<Value> { m["content"].as_array().cloned().unwrap_or_default() };
     for (i, m) in messages.iter().enumerate() {
         let previous: Vec<String> = match i.checked_sub(1).map(|p| &messages[p]) {
             Some(p) if p["role"] == "assistant" => blocks(p)
@@ -272,7 +273,9 @@ pub fn check_pairing(body: &Value) -> Result<(), String> {
             .filter_map(|b| b["tool_use_id"].as_str().map(str::to_string))
             .collect();
         if m["role"] == "assistant" && !answered.is_empty() {
-            return Err(format!("message {i}: tool_result blocks in an assistant turn"));
+            return Err(format!(
+                "message {i}: tool_result blocks in an assistant turn"
+            ));
         }
         for id in &answered {
             if !previous.contains(id) {
@@ -422,7 +425,10 @@ fn write_stream(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared<Script>) 
                 &json!({ "type": "content_block_delta", "index": index, "delta": delta }),
             )?;
         }
-        send(out, &json!({ "type": "content_block_stop", "index": index }))?;
+        send(
+            out,
+            &json!({ "type": "content_block_stop", "index": index }),
+        )?;
     }
     if let Some((kind, message)) = &spec.error {
         send(

@@ -455,7 +455,8 @@ fn serve(stream: TcpStream, shared: &Shared<Script>) -> io::Result<()> {
     let Some(request) = read_request(&stream)? else {
         return Ok(());
     };
-    let (method, path, headers, body) = (request.method, request.path, request.headers, request.body);
+    let (method, path, headers, body) =
+        (request.method, request.path, request.headers, request.body);
     let streamed = body["stream"].as_bool().unwrap_or(false);
     let is_chat = method == "POST" && path.ends_with("/chat/completions");
     // One lock order (queue, then records) so the scripts answer requests in the order recorded.

@@ -282,8 +282,11 @@ async fn turn_loop(
         // A reply cut by its token limit was still writing its last call: that call's arguments
         // may be incomplete even when they parse (`{}` before any input arrived), so it never
         // runs (§7.7.6).
-        let cut = matches!(reply.finish_reason.as_deref(), Some("length" | "max_tokens"))
-            .then(|| calls.len() - 1);
+        let cut = matches!(
+            reply.finish_reason.as_deref(),
+            Some("length" | "max_tokens")
+        )
+        .then(|| calls.len() - 1);
         // The assistant message is stored before its calls run and each result as soon as it
         // and every earlier one is known, so a crash leaves a record of which calls started and
         // which finished (§7.10.1). Only complete turns are ever sent to a model again.

@@ -119,7 +119,10 @@ async fn a_text_turn_streams_with_the_documented_headers_body_and_cache_usage() 
     let recorded = fake.recorded();
     assert_eq!(recorded.len(), 1);
     let r = &recorded[0];
-    assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/v1/messages"));
+    assert_eq!(
+        (r.method.as_str(), r.path.as_str()),
+        ("POST", "/v1/messages")
+    );
     assert_eq!(r.header("x-api-key"), Some("sk-ant-secret-key-123"));
     assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(r.header("authorization"), None);
@@ -137,7 +140,10 @@ async fn a_text_turn_streams_with_the_documented_headers_body_and_cache_usage() 
     );
     assert_eq!(body["tools"][0]["name"], "kt_lookup");
     assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
-    assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        body["tools"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(body["temperature"], 0.5);
     assert_eq!(body["top_p"], 0.9);
     assert_eq!(body["top_k"], 40);
@@ -151,7 +157,11 @@ async fn parallel_tool_uses_arrive_with_inputs_split_across_events() {
     fake.push(
         Script::blocks(vec![
             Block::text("Checking both."),
-            Block::tool_use("toolu_01", "mcp_invoke_github", r#"{"tool":"list_checks","arguments":{"ref":"main"}}"#),
+            Block::tool_use(
+                "toolu_01",
+                "mcp_invoke_github",
+                r#"{"tool":"list_checks","arguments":{"ref":"main"}}"#,
+            ),
             Block::tool_use("toolu_02", "kt_billing_refund", r#"{"amount":12}"#),
         ])
         .chunks(7),
@@ -192,8 +202,14 @@ async fn a_non_streamed_reply_is_read_whole() {
     let reply = ok(result);
     assert_eq!(fake.requests()[0]["stream"], false);
     assert_eq!(reply.text.as_deref(), Some("One moment."));
-    assert_eq!(reply.tool_calls, vec![call("toolu_9", "get_secret", r#"{"key":"K"}"#)]);
-    assert_eq!(reply.usage.map(|u| (u.prompt_tokens, u.completion_tokens)), Some((11, 3)));
+    assert_eq!(
+        reply.tool_calls,
+        vec![call("toolu_9", "get_secret", r#"{"key":"K"}"#)]
+    );
+    assert_eq!(
+        reply.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+        Some((11, 3))
+    );
     assert_eq!(deltas.len(), 2);
 }
 
@@ -205,7 +221,10 @@ async fn a_history_with_tool_calls_pairs_every_tool_use_in_the_next_user_turn() 
     // next turn's user message right after the results of a turn that ended on its tools.
     req.messages = vec![
         Message::user("first"),
-        Message::assistant(None, vec![call("call.a", "f", "{}"), call("call.b", "g", r#"{"x":1}"#)]),
+        Message::assistant(
+            None,
+            vec![call("call.a", "f", "{}"), call("call.b", "g", r#"{"x":1}"#)],
+        ),
         Message::tool("call.a", "A"),
         Message::tool("call.b", "B"),
         Message::assistant(Some("done".into()), Vec::new()),
@@ -219,26 +238,47 @@ async fn a_history_with_tool_calls_pairs_every_tool_use_in_the_next_user_turn() 
     check_pairing(body).unwrap_or_else(|e| panic!("{e}: {body:#}"));
     let messages = body["messages"].as_array().expect("messages");
     let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
-    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user"
+        ]
+    );
     assert_eq!(messages[1]["content"][0]["id"], "call_a");
     assert_eq!(messages[2]["content"][0]["tool_use_id"], "call_a");
     assert_eq!(messages[2]["content"][1]["content"], "B");
     // The cut arguments are sent as an empty input; the result says what went wrong.
     assert_eq!(messages[5]["content"][0]["input"], json!({}));
     assert_eq!(messages[6]["content"][0]["type"], "tool_result");
-    assert_eq!(messages[6]["content"][1], json!({"type": "text", "text": "third"}));
+    assert_eq!(
+        messages[6]["content"][1],
+        json!({"type": "text", "text": "third"})
+    );
 }
 
 #[tokio::test]
 async fn a_max_tokens_stop_inside_a_tool_input_returns_the_cut_input() {
     let fake = FakeAnthropic::start();
     fake.push(
-        Script::blocks(vec![Block::tool_use("toolu_cut", "get_secret", r#"{"key":"#)])
-            .stop_reason("max_tokens"),
+        Script::blocks(vec![Block::tool_use(
+            "toolu_cut",
+            "get_secret",
+            r#"{"key":"#,
+        )])
+        .stop_reason("max_tokens"),
     );
     let reply = ok(complete(&client(&fake), &request(true)).await.0);
     assert_eq!(reply.finish_reason.as_deref(), Some("max_tokens"));
-    assert_eq!(reply.tool_calls, vec![call("toolu_cut", "get_secret", r#"{"key":"#)]);
+    assert_eq!(
+        reply.tool_calls,
+        vec![call("toolu_cut", "get_secret", r#"{"key":"#)]
+    );
 }
 
 #[tokio::test]
@@ -255,7 +295,11 @@ async fn a_dropped_stream_and_an_error_event_fail_after_the_output_they_gave() {
     );
     assert!(e.after_output, "the text had reached the person");
     let e = err(complete(&client, &request(true)).await.0);
-    assert!(e.message.starts_with("LLM 'claude': the connection broke during the reply"), "{e}");
+    assert!(
+        e.message
+            .starts_with("LLM 'claude': the connection broke during the reply"),
+        "{e}"
+    );
     let e = err(complete(&client, &request(true)).await.0);
     assert_eq!(
         e.message,
@@ -269,8 +313,12 @@ async fn a_dropped_stream_and_an_error_event_fail_after_the_output_they_gave() {
 async fn rate_limits_and_overload_are_retried_after_retry_after() {
     let fake = FakeAnthropic::start();
     fake.push(
-        Script::api_error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
-            .header("retry-after", "1"),
+        Script::api_error(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+        )
+        .header("retry-after", "1"),
     );
     fake.push(Script::api_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"));
     fake.push(Script::text("finally"));
@@ -319,7 +367,10 @@ async fn a_base_url_ending_in_v1_and_a_configured_version_header_are_honoured() 
     let r = &fake.recorded()[0];
     assert_eq!(r.header("anthropic-version"), Some("2099-01-01"));
     assert_eq!(
-        r.headers.iter().filter(|(n, _)| n == "anthropic-version").count(),
+        r.headers
+            .iter()
+            .filter(|(n, _)| n == "anthropic-version")
+            .count(),
         1
     );
     assert_eq!(r.header("anthropic-beta"), Some("some-beta"));

@@ -152,7 +152,10 @@ fn thread_id(o: &Output) -> String {
 }
 
 fn system_of(body: &Value) -> String {
-    body["system"][0]["text"].as_str().unwrap_or_default().to_string()
+    body["system"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn tool_names(body: &Value) -> Vec<String> {
@@ -196,7 +199,15 @@ fn lenses_the_system_block_and_the_offered_tools_with_the_anthropic_kind() {
     ok(&out);
     assert_eq!(stdout(&out), "Hello from the agent.\n");
     home.claude.push(Script::text("Hello from the project."));
-    let out = home.chat(&["alice", "--project", "payments", "-m", "hi", "--system-append", "Be exact."]);
+    let out = home.chat(&[
+        "alice",
+        "--project",
+        "payments",
+        "-m",
+        "hi",
+        "--system-append",
+        "Be exact.",
+    ]);
     ok(&out);
     home.claude.push(Script::text("Project chat."));
     ok(&home.chat(&["--project", "payments", "-m", "hi"]));
@@ -207,9 +218,15 @@ fn lenses_the_system_block_and_the_offered_tools_with_the_anthropic_kind() {
     assert_eq!(system_of(&requests[0]), "You are alice.\n\nAnswer briefly.");
     assert!(requests[0].get("tools").is_none());
     assert_eq!(requests[0]["model"], "claude-test");
-    assert_eq!(requests[0]["max_tokens"], 4096, "§8.6: 4096 when none is set");
+    assert_eq!(
+        requests[0]["max_tokens"], 4096,
+        "§8.6: 4096 when none is set"
+    );
     let recorded = home.claude.recorded();
-    assert_eq!(recorded[0].header("x-api-key"), Some("sk-ant-test-key-0042"));
+    assert_eq!(
+        recorded[0].header("x-api-key"),
+        Some("sk-ant-test-key-0042")
+    );
     assert_eq!(recorded[0].header("anthropic-version"), Some("2023-06-01"));
 
     // The project lens: the project's prompt after the agent's, the append last, and the
@@ -227,9 +244,15 @@ fn lenses_the_system_block_and_the_offered_tools_with_the_anthropic_kind() {
             "kt_billing_balance"
         ]
     );
-    let last_tool = requests[1]["tools"].as_array().and_then(|t| t.last()).expect("tools");
+    let last_tool = requests[1]["tools"]
+        .as_array()
+        .and_then(|t| t.last())
+        .expect("tools");
     assert_eq!(last_tool["cache_control"], json!({"type": "ephemeral"}));
-    assert_eq!(requests[1]["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        requests[1]["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
 
     // Project chat: the project's prompts alone.
     assert_eq!(system_of(&requests[2]), "Payments are in cents.");
@@ -256,16 +279,28 @@ fn a_tool_round_with_a_script_tool_and_a_meta_function_in_parallel() {
     ok(&out);
     assert_eq!(stdout(&out), "Let me check.\nAda has 1250 cents.\n");
     let err = stderr(&out);
-    assert!(err.contains("[tool_call: mcp_invoke_tools {\"tool\":\"echo\""), "{err}");
+    assert!(
+        err.contains("[tool_call: mcp_invoke_tools {\"tool\":\"echo\""),
+        "{err}"
+    );
     assert!(err.contains("[tool_result: mcp_invoke_tools ok "), "{err}");
-    assert!(err.contains("[tool_call: kt_billing_balance {\"name\":\"ada\"}]"), "{err}");
-    assert!(err.contains("[tool_result: kt_billing_balance ok "), "{err}");
+    assert!(
+        err.contains("[tool_call: kt_billing_balance {\"name\":\"ada\"}]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[tool_result: kt_billing_balance ok "),
+        "{err}"
+    );
     let requests = home.claude_requests();
     assert_eq!(requests.len(), 2);
     let second = &requests[1];
     let assistant = &second["messages"][1];
     assert_eq!(assistant["role"], "assistant");
-    assert_eq!(assistant["content"][0], json!({"type": "text", "text": "Let me check."}));
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "text", "text": "Let me check."})
+    );
     assert_eq!(assistant["content"][1]["type"], "tool_use");
     assert_eq!(
         assistant["content"][1]["input"],
@@ -319,7 +354,11 @@ fn no_stream_prints_one_object_with_the_prompt_cache_usage() {
         v["error"]["message"],
         "LLM 'claude' rejected the API key (HTTP 401). Check api_key_env or api_key in [llm.claude].\ninvalid x-api-key: [redacted]"
     );
-    assert!(!stderr(&out).contains("sk-ant-test-key-0042"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("sk-ant-test-key-0042"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -328,11 +367,28 @@ fn sampling_flags_max_tokens_and_extra_reach_the_messages_api() {
     home.configure("claude", "max_tokens = 1000");
     ok(&home.chat(&["alice", "-m", "one"]));
     let out = home.chat(&[
-        "alice", "-m", "two", "--max-tokens", "50", "--temperature", "0.2", "--top-p", "0.5",
-        "--top-k", "7", "--stop", "END", "--extra", "metadata_tag=x",
+        "alice",
+        "-m",
+        "two",
+        "--max-tokens",
+        "50",
+        "--temperature",
+        "0.2",
+        "--top-p",
+        "0.5",
+        "--top-k",
+        "7",
+        "--stop",
+        "END",
+        "--extra",
+        "metadata_tag=x",
     ]);
     ok(&out);
-    assert!(!stderr(&out).contains("top_k"), "top_k is sent, so no note: {}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("top_k"),
+        "top_k is sent, so no note: {}",
+        stderr(&out)
+    );
     let requests = home.claude_requests();
     assert_eq!(requests[0]["max_tokens"], 1000, "the [llm.claude] default");
     let body = &requests[1];
@@ -357,7 +413,11 @@ fn a_max_tokens_stop_inside_a_tool_input_is_not_executed() {
         home.claude.push(Script::text("sorry"));
         let out = home.chat(&["alice", "--allow-secrets", "-m", "go"]);
         ok(&out);
-        assert!(!stderr(&out).contains("[secret read"), "not run: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("[secret read"),
+            "not run: {}",
+            stderr(&out)
+        );
         let requests = home.claude_requests();
         let results = results(&requests[1]);
         assert_eq!(results.len(), 1);
@@ -369,21 +429,28 @@ fn a_max_tokens_stop_inside_a_tool_input_is_not_executed() {
 #[test]
 fn rate_limits_are_retried_and_failures_name_the_llm() {
     let home = Home::new("claude");
-    home.claude.push(Script::api_error(429, "rate_limit_error", "slow down").header("retry-after", "0"));
-    home.claude.push(Script::api_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"));
+    home.claude
+        .push(Script::api_error(429, "rate_limit_error", "slow down").header("retry-after", "0"));
+    home.claude
+        .push(Script::api_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"));
     home.claude.push(Script::text("made it"));
     let out = home.chat(&["alice", "-m", "hi"]);
     ok(&out);
     assert_eq!(stdout(&out), "made it\n");
     assert_eq!(home.claude_requests().len(), 3);
 
-    home.claude.push(Script::text("half an ans").error_event("api_error", "Internal \u{1b}[31mserver\u{1b}[0m error"));
+    home.claude.push(
+        Script::text("half an ans")
+            .error_event("api_error", "Internal \u{1b}[31mserver\u{1b}[0m error"),
+    );
     let out = home.chat(&["alice", "-m", "hi"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stdout(&out), "half an ans\n");
     let err = stderr(&out);
     assert!(
-        err.contains("error: LLM 'claude' reported an error instead of a reply.\nInternal server error\n"),
+        err.contains(
+            "error: LLM 'claude' reported an error instead of a reply.\nInternal server error\n"
+        ),
         "sanitised on the terminal's way: {err:?}"
     );
 }
@@ -420,7 +487,10 @@ fn a_thread_started_on_openai_continues_on_anthropic_and_back() {
     assert_eq!(messages[1]["content"][0]["id"], "call_1_a");
     assert_eq!(messages[2]["content"][0]["tool_use_id"], "call_1_a");
     assert_eq!(messages[2]["content"][1]["tool_use_id"], "call_2");
-    assert_eq!(messages[4]["content"], json!([{"type": "text", "text": "and now?"}]));
+    assert_eq!(
+        messages[4]["content"],
+        json!([{"type": "text", "text": "and now?"}])
+    );
 
     home.configure("gpt", "");
     home.gpt.push(fake_llm::Script::text("Back on gpt."));

@@ -460,7 +460,10 @@ fn request_body(request: &Request, default_max_tokens: u64) -> Value {
             json!([{ "type": "text", "text": system, "cache_control": { "type": "ephemeral" } }]),
         );
     }
-    body.insert("messages".into(), Value::Array(wire_messages(&request.messages)));
+    body.insert(
+        "messages".into(),
+        Value::Array(wire_messages(&request.messages)),
+    );
     if !request.tools.is_empty() {
         let mut tools: Vec<Value> = request
             .tools
@@ -575,7 +578,11 @@ fn wire_id(id: &str) -> String {
             }
         })
         .collect();
-    if id.is_empty() { "call".to_string() } else { id }
+    if id.is_empty() {
+        "call".to_string()
+    } else {
+        id
+    }
 }
 
 /// A tool name the API accepts (`[A-Za-z0-9_-]{1,64}`): a name a model made up in an earlier

@@ -194,7 +194,11 @@ impl OpenAi {
         let mut events = Vec::new();
         let mut seen = false;
         let mut assembly = Assembly::default();
-        while let Some(chunk) = self.http.next_chunk(&mut response, Some(idle), deadline).await? {
+        while let Some(chunk) = self
+            .http
+            .next_chunk(&mut response, Some(idle), deadline)
+            .await?
+        {
             // The parser counts the bytes of the event being received as they arrive, so an
             // oversized event fails here, long before its line (or the body) ends.
             parser

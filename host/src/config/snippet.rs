@@ -214,7 +214,12 @@ fn trimmed(line: &str) -> Range<usize> {
 /// (`llm.NAME.api_key must be …`).
 fn key_candidates(p: &Problem) -> Vec<String> {
     let key = if p.key.is_empty() {
-        match p.message.split_whitespace().next().filter(|w| w.contains('.')) {
+        match p
+            .message
+            .split_whitespace()
+            .next()
+            .filter(|w| w.contains('.'))
+        {
             Some(word) => word,
             None => return Vec::new(),
         }
@@ -328,7 +333,8 @@ mod tests {
 
     #[test]
     fn keys_values_and_headers_are_underlined_where_the_problem_is() {
-        let text = "[llm.a]\nkind = \"opnai\" # typo\ncontxt = 3\n\n[agent.bob]\nprompts = [\"x\", 3]\n";
+        let text =
+            "[llm.a]\nkind = \"opnai\" # typo\ncontxt = 3\n\n[agent.bob]\nprompts = [\"x\", 3]\n";
         let kind = problem(2, "llm.a.kind", "must be \"openai\" or \"anthropic\"");
         assert_eq!(underlined(text, &kind).as_deref(), Some("\"opnai\""));
         let unknown = problem(3, "llm.a.contxt", "unknown key 'contxt'");
