@@ -165,6 +165,19 @@ fn key_lines(text: &str) -> HashMap<Vec<String>, usize> {
     out
 }
 
+/// The byte span of the character at a JSON error's line and column (both counted from 1; the
+/// column in bytes), when the text has it.
+fn json_error_span(text: &str, line: usize, column: usize) -> Option<std::ops::Range<usize>> {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.checked_sub(1)?)
+        .map(str::len)
+        .sum();
+    let at = start + column.checked_sub(1)?;
+    let len = text.get(at..)?.chars().next()?.len_utf8();
+    Some(at..at + len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,17 +196,4 @@ mod tests {
         assert_eq!(at(&["mcpServers", "a b", "command"]), Some(4));
         assert_eq!(at(&["mcpServers", "a b", "extra"]), Some(6));
     }
-}
-
-/// The byte span of the character at a JSON error's line and column (both counted from 1; the
-/// column in bytes), when the text has it.
-fn json_error_span(text: &str, line: usize, column: usize) -> Option<std::ops::Range<usize>> {
-    let start: usize = text
-        .split_inclusive('\n')
-        .take(line.checked_sub(1)?)
-        .map(str::len)
-        .sum();
-    let at = start + column.checked_sub(1)?;
-    let len = text.get(at..)?.chars().next()?.len_utf8();
-    Some(at..at + len)
 }
