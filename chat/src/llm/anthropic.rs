@@ -419,16 +419,17 @@ fn merge_usage(usage: &mut Option<Usage>, value: &Value) {
         return;
     };
     let sum = usage.get_or_insert_with(Usage::default);
-    let read = u.get("cache_read_input_tokens").and_then(Value::as_u64);
-    let write = u.get("cache_creation_input_tokens").and_then(Value::as_u64);
+    // A count the event leaves out keeps its earlier value: `message_delta` may repeat
+    // `input_tokens` without the cache counts of `message_start`.
+    if let Some(read) = u.get("cache_read_input_tokens").and_then(Value::as_u64) {
+        sum.cache_read_tokens = Some(read);
+    }
+    if let Some(write) = u.get("cache_creation_input_tokens").and_then(Value::as_u64) {
+        sum.cache_write_tokens = Some(write);
+    }
     if let Some(input) = u.get("input_tokens").and_then(Value::as_u64) {
-        sum.prompt_tokens = input + read.unwrap_or(0) + write.unwrap_or(0);
-    }
-    if read.is_some() {
-        sum.cache_read_tokens = read;
-    }
-    if write.is_some() {
-        sum.cache_write_tokens = write;
+        sum.prompt_tokens =
+            input + sum.cache_read_tokens.unwrap_or(0) + sum.cache_write_tokens.unwrap_or(0);
     }
     if let Some(output) = u.get("output_tokens").and_then(Value::as_u64) {
         sum.completion_tokens = output;
@@ -667,6 +668,29 @@ mod tests {
         assert_eq!(body["top_k"], 5);
         assert_eq!(body["stop_sequences"], json!(["END"]));
         assert!(body.get("seed").is_none());
+    }
+
+    #[test]
+    fn usage_of_later_events_keeps_the_cache_counts_of_message_start() {
+        let mut usage = None;
+        merge_usage(
+            &mut usage,
+            &json!({"input_tokens": 10, "cache_read_input_tokens": 300,
+                    "cache_creation_input_tokens": 20, "output_tokens": 1}),
+        );
+        merge_usage(
+            &mut usage,
+            &json!({"input_tokens": 10, "output_tokens": 42}),
+        );
+        assert_eq!(
+            usage,
+            Some(Usage {
+                prompt_tokens: 330,
+                completion_tokens: 42,
+                cache_read_tokens: Some(300),
+                cache_write_tokens: Some(20),
+            })
+        );
     }
 
     #[test]
