@@ -163,8 +163,16 @@ impl Anthropic {
                 self.http.own(&String::from_utf8_lossy(&body))
             ))
         })?;
-        if value["type"] == "error" || value.get("content").is_none() {
+        if value["type"] == "error" || value.get("error").is_some_and(|e| !e.is_null()) {
             return Err(self.http.reported_error(&value["error"]));
+        }
+        if !value["content"].is_array() {
+            return Err(self.http.error(format!(
+                "LLM '{}' sent a reply from {url} that is not a Messages API message (it has no content). Check base_url in [llm.{}].\n{}",
+                self.name(),
+                self.name(),
+                self.http.own(&String::from_utf8_lossy(&body))
+            )));
         }
         let mut text = String::new();
         let mut tool_calls = Vec::new();
