@@ -43,9 +43,9 @@ pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 /// The `anthropic-version` header sent unless the configured headers set their own.
 pub const API_VERSION: &str = "2023-06-01";
 
-/// Request fields `--extra` never replaces: the host refuses the first four (§7.5.3), and the
-/// system block is the lens's.
-const RESERVED_FIELDS: [&str; 5] = ["model", "messages", "tools", "stream", "system"];
+/// Request fields `--extra` never replaces (the host refuses them too: §7.5.3). Any other field
+/// is passed through, `system` and `max_tokens` included.
+const RESERVED_FIELDS: [&str; 4] = ["model", "messages", "tools", "stream"];
 
 /// How to reach one configured `[llm.NAME]` of kind `anthropic`.
 #[derive(Clone, Debug, PartialEq)]
