@@ -508,6 +508,28 @@ fn a_thread_started_on_openai_continues_on_anthropic_and_back() {
     assert_eq!(calls, ["call.1:a", "call_2", "toolu_3"]);
 }
 
+#[test]
+fn config_show_fills_in_the_defaults_of_the_messages_api() {
+    let home = Home::new("claude");
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[llm.claude]\nkind = \"anthropic\"\nmodel = \"claude-test\"\n\n[llm.short]\nkind = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\nmax_tokens = 256\n",
+    )
+    .expect("config.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_katari"))
+        .args(["--no-workspace", "config", "show", "--json"])
+        .env("KATARI_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("katari config show");
+    ok(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["llm"]["claude"]["base_url"], "https://api.anthropic.com");
+    assert_eq!(v["llm"]["claude"]["max_tokens"], 4096);
+    assert_eq!(v["llm"]["short"]["base_url"], "http://127.0.0.1:9/v1");
+    assert_eq!(v["llm"]["short"]["max_tokens"], 256);
+}
+
 /// `.info` on a pseudo-terminal, as a person reads it after a turn that used the prompt cache.
 #[cfg(unix)]
 #[test]
