@@ -249,15 +249,15 @@ impl Recorded {
     }
 }
 
-struct Shared {
-    queue: Mutex<VecDeque<Script>>,
-    recorded: Mutex<Vec<Recorded>>,
-    stop: AtomicBool,
+pub(crate) struct Shared<S> {
+    pub(crate) queue: Mutex<VecDeque<S>>,
+    pub(crate) recorded: Mutex<Vec<Recorded>>,
+    pub(crate) stop: AtomicBool,
 }
 
 /// Locks a mutex even when a connection thread panicked while holding it: the data are plain
 /// lists, and the test should see what was recorded.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -266,7 +266,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The fake server; it stops when dropped.
 pub struct FakeLlm {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<Shared<Script>>,
     accept: Option<JoinHandle<()>>,
 }
 
@@ -279,27 +279,7 @@ impl std::fmt::Debug for FakeLlm {
 impl FakeLlm {
     /// Starts the server on `127.0.0.1` with an OS-chosen port.
     pub fn start() -> FakeLlm {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake LLM on 127.0.0.1");
-        let addr = listener.local_addr().expect("the fake LLM's address");
-        let shared = Arc::new(Shared {
-            queue: Mutex::new(VecDeque::new()),
-            recorded: Mutex::new(Vec::new()),
-            stop: AtomicBool::new(false),
-        });
-        let accept_shared = shared.clone();
-        let accept = std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if accept_shared.stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let shared = accept_shared.clone();
-                std::thread::spawn(move || {
-                    // A client that went away mid-answer is not the fake's problem.
-                    let _ = serve(stream, &shared);
-                });
-            }
-        });
+        let (addr, shared, accept) = listen(serve);
         FakeLlm {
             addr,
             shared,
@@ -339,12 +319,46 @@ impl FakeLlm {
 
 impl Drop for FakeLlm {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        // Wakes the accept loop so it sees the flag.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
+        stop(self.addr, &self.shared.stop, self.accept.take());
+    }
+}
+
+/// A server on `127.0.0.1` with an OS-chosen port, answering each connection on its own thread
+/// with `serve`.
+pub(crate) fn listen<S: Send + 'static>(
+    serve: fn(TcpStream, &Shared<S>) -> io::Result<()>,
+) -> (SocketAddr, Arc<Shared<S>>, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake LLM on 127.0.0.1");
+    let addr = listener.local_addr().expect("the fake LLM's address");
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(VecDeque::new()),
+        recorded: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+    });
+    let accept_shared = shared.clone();
+    let accept = std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if accept_shared.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(stream) = stream else { continue };
+            let shared = accept_shared.clone();
+            std::thread::spawn(move || {
+                // A client that went away mid-answer is not the fake's problem.
+                let _ = serve(stream, &shared);
+            });
         }
+    });
+    (addr, shared, accept)
+}
+
+/// Stops a server of [`listen`]: sets the flag, wakes the accept loop so it sees it, and waits
+/// for the loop to end.
+pub(crate) fn stop(addr: SocketAddr, flag: &AtomicBool, accept: Option<JoinHandle<()>>) {
+    flag.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(addr);
+    if let Some(accept) = accept {
+        let _ = accept.join();
     }
 }
 
@@ -392,14 +406,15 @@ pub fn body_messages(body: &Value) -> Vec<Message> {
     out
 }
 
-/// Answers one connection: reads the request, records it, writes the scripted answer.
-fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
+/// Reads one request (line, headers and a `Content-Length` body parsed as JSON, or kept as a
+/// JSON string when it is not JSON); `None` when the client sent nothing.
+pub(crate) fn read_request(stream: &TcpStream) -> io::Result<Option<Recorded>> {
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
@@ -427,6 +442,21 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
     reader.read_exact(&mut body)?;
     let body = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    Ok(Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+    }))
+}
+
+/// Answers one connection: reads the request, records it, writes the scripted answer.
+fn serve(stream: TcpStream, shared: &Shared<Script>) -> io::Result<()> {
+    let Some(request) = read_request(&stream)? else {
+        return Ok(());
+    };
+    let (method, path, headers, body) =
+        (request.method, request.path, request.headers, request.body);
     let streamed = body["stream"].as_bool().unwrap_or(false);
     let is_chat = method == "POST" && path.ends_with("/chat/completions");
     // One lock order (queue, then records) so the scripts answer requests in the order recorded.
@@ -476,7 +506,7 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
                 write_chunk(&mut out, &piece[..n])?;
                 sent += n;
             }
-            hold(&mut out, shared)
+            hold(&mut out, &shared.stop)
         }
     }
 }
@@ -494,7 +524,7 @@ fn reply_spec(text: Option<&str>, calls: Vec<FakeCall>) -> ReplySpec {
     }
 }
 
-fn write_head(
+pub(crate) fn write_head(
     out: &mut TcpStream,
     status: u16,
     content_type: &str,
@@ -517,7 +547,7 @@ fn write_head(
     out.flush()
 }
 
-fn reason(status: u16) -> &'static str {
+pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
@@ -528,11 +558,12 @@ fn reason(status: u16) -> &'static str {
         500 => "Internal Server Error",
         502 => "Bad Gateway",
         503 => "Service Unavailable",
+        529 => "Overloaded",
         _ => "Status",
     }
 }
 
-fn write_status(
+pub(crate) fn write_status(
     out: &mut TcpStream,
     status: u16,
     headers: &[(String, String)],
@@ -551,7 +582,7 @@ fn write_status(
     out.flush()
 }
 
-fn write_chunk(out: &mut TcpStream, data: &[u8]) -> io::Result<()> {
+pub(crate) fn write_chunk(out: &mut TcpStream, data: &[u8]) -> io::Result<()> {
     if data.is_empty() {
         return Ok(());
     }
@@ -561,18 +592,18 @@ fn write_chunk(out: &mut TcpStream, data: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-fn end_body(out: &mut TcpStream) -> io::Result<()> {
+pub(crate) fn end_body(out: &mut TcpStream) -> io::Result<()> {
     out.write_all(b"0\r\n\r\n")?;
     out.flush()
 }
 
 /// Holds the connection without sending anything until the client goes, the server stops, or
 /// [`SILENCE_BOUND`] passes.
-fn hold(out: &mut TcpStream, shared: &Shared) -> io::Result<()> {
+pub(crate) fn hold(out: &mut TcpStream, stop: &AtomicBool) -> io::Result<()> {
     out.set_read_timeout(Some(Duration::from_millis(50)))?;
     let start = Instant::now();
     let mut buf = [0; 512];
-    while !shared.stop.load(Ordering::SeqCst) && start.elapsed() < SILENCE_BOUND {
+    while !stop.load(Ordering::SeqCst) && start.elapsed() < SILENCE_BOUND {
         match out.read(&mut buf) {
             Ok(0) => break,
             Ok(_) => {}
@@ -588,7 +619,7 @@ fn hold(out: &mut TcpStream, shared: &Shared) -> io::Result<()> {
 }
 
 /// `text` in `n` pieces of about equal length (none when it is empty).
-fn split(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn split(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     if chars.is_empty() {
         return Vec::new();
@@ -643,7 +674,7 @@ fn content_events(spec: &ReplySpec) -> Vec<Value> {
     events
 }
 
-fn write_stream(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared) -> io::Result<()> {
+fn write_stream(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared<Script>) -> io::Result<()> {
     write_head(out, 200, "text/event-stream", &[], None)?;
     let nl = if spec.crlf { "\r\n" } else { "\n" };
     let send = |out: &mut TcpStream, data: &str| {
@@ -661,7 +692,7 @@ fn write_stream(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared) -> io::R
         Ending::Dropped => return end_body(out),
         // Returning without the terminator closes the connection mid-body.
         Ending::Cut => return Ok(()),
-        Ending::Silent => return hold(out, shared),
+        Ending::Silent => return hold(out, &shared.stop),
         Ending::Done | Ending::NoDone => {}
     }
     let finish = chunk_json(json!([{ "index": 0, "delta": {}, "logprobs": null,
@@ -683,7 +714,7 @@ fn usage_json(prompt: u64, completion: u64) -> Value {
             "total_tokens": prompt + completion })
 }
 
-fn write_whole(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared) -> io::Result<()> {
+fn write_whole(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared<Script>) -> io::Result<()> {
     let mut message = json!({ "role": "assistant", "content": spec.text });
     if !spec.calls.is_empty() {
         message["tool_calls"] = spec
@@ -715,7 +746,7 @@ fn write_whole(out: &mut TcpStream, spec: &ReplySpec, shared: &Shared) -> io::Re
         }
         Ending::Silent => {
             write_head(out, 200, "application/json", &[], Some(body.len()))?;
-            hold(out, shared)
+            hold(out, &shared.stop)
         }
     }
 }
@@ -724,7 +755,7 @@ fn write_endless(
     out: &mut TcpStream,
     max_chunks: usize,
     every: Duration,
-    shared: &Shared,
+    shared: &Shared<Script>,
 ) -> io::Result<()> {
     write_head(out, 200, "text/event-stream", &[], None)?;
     let first = delta_json(json!({ "role": "assistant", "content": null }));

@@ -5,6 +5,7 @@
 //! `host/tests/scripts.rs` runs the golden scripts kept here under `tests/scripts/`.
 
 pub mod e2e;
+pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod golden;
 pub mod peers;

@@ -251,9 +251,7 @@ async fn turn_loop(
         };
         events(Event::ReplyDone);
         if let Some(u) = reply.usage {
-            let sum = usage.get_or_insert_with(Usage::default);
-            sum.prompt_tokens += u.prompt_tokens;
-            sum.completion_tokens += u.completion_tokens;
+            usage.get_or_insert_with(Usage::default).add(&u);
         }
         if let Some(t) = reply.text.as_ref().filter(|t| !t.is_empty()) {
             texts.push(t.clone());
@@ -281,14 +279,25 @@ async fn turn_loop(
             None
         };
         let calls = reply.tool_calls;
+        // A reply cut by its token limit was still writing its last call: that call's arguments
+        // may be incomplete even when they parse (`{}` before any input arrived), so it never
+        // runs (§7.7.6).
+        let cut = matches!(
+            reply.finish_reason.as_deref(),
+            Some("length" | "max_tokens")
+        )
+        .then(|| calls.len() - 1);
         // The assistant message is stored before its calls run and each result as soon as it
         // and every earlier one is known, so a crash leaves a record of which calls started and
         // which finished (§7.10.1). Only complete turns are ever sent to a model again.
         turn.log.append(at, project, &assistant)?;
         current.push(assistant);
         let store = Store { at, project };
-        let results =
-            run_round(turn, &calls, refuse.as_ref(), &mut repeats, &store, events).await?;
+        let limits = Limits {
+            refuse: refuse.as_ref(),
+            cut,
+        };
+        let results = run_round(turn, &calls, &limits, &mut repeats, &store, events).await?;
         let mut all_loops = true;
         for (call, result) in calls.iter().zip(&results) {
             all_loops &= matches!(result, Err(e) if e.kind == ErrorKind::LoopDetected);
@@ -343,15 +352,24 @@ enum Plan {
 /// Calls to run, by index in the round, with their arguments.
 type Runs = Vec<(usize, Value)>;
 
+/// What keeps calls of a round from running besides their own arguments.
+struct Limits<'e> {
+    /// Every call gets this error (the round limit).
+    refuse: Option<&'e ToolError>,
+    /// The call cut off by the reply's token limit.
+    cut: Option<usize>,
+}
+
 /// Runs the calls of one round and returns their results in call order.
 async fn run_round(
     turn: &Turn<'_>,
     calls: &[ToolCall],
-    refuse: Option<&ToolError>,
+    limits: &Limits<'_>,
     repeats: &mut Repeats,
     store: &Store<'_>,
     events: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Vec<ToolResult>, TurnError> {
+    let refuse = limits.refuse;
     let mut plans: Vec<Plan> = Vec::with_capacity(calls.len());
     let mut first: HashMap<(String, String), usize> = HashMap::new();
     let excess = calls.len().saturating_sub(MAX_CALLS_PER_REPLY);
@@ -386,6 +404,13 @@ async fn run_round(
         } else {
             match parse_arguments(&call.name, &call.arguments) {
                 Err(e) => Plan::Done(Err(e)),
+                Ok(_) if limits.cut == Some(i) => Plan::Done(Err(ToolError::new(
+                    ErrorKind::InvalidArgument,
+                    format!(
+                        "The reply reached its token limit (max_tokens) while writing the arguments of {}, so they may be incomplete; the call was not run. Send the call again with complete arguments.",
+                        call.name
+                    ),
+                ))),
                 Ok(args) => {
                     let key = (call.name.clone(), canonical(&args));
                     if let Some(&j) = first.get(&key) {

@@ -87,7 +87,8 @@ async fn a_text_reply_streams_in_pieces_with_usage_from_the_empty_choices_chunk(
         reply.usage,
         Some(Usage {
             prompt_tokens: 812,
-            completion_tokens: 64
+            completion_tokens: 64,
+            ..Usage::default()
         })
     );
     assert!(reply.tool_calls.is_empty());
@@ -532,7 +533,8 @@ async fn stream_false_sends_no_stream_options_and_parses_the_whole_reply() {
             finish_reason: Some("tool_calls".into()),
             usage: Some(Usage {
                 prompt_tokens: 812,
-                completion_tokens: 64
+                completion_tokens: 64,
+                ..Usage::default()
             }),
         }
     );

@@ -43,6 +43,7 @@ fn main() -> ExitCode {
     let config = || config::init(no_workspace, trust_workspace, true).map_err(ExitCode::from);
     let no_color = std::env::var_os("NO_COLOR");
     let stderr_color = cli::use_color(color, io::stderr().is_terminal(), no_color.as_ref());
+    config::snippet::set_color(stderr_color);
     match command {
         // Bare `katari` starts the REPL on a terminal, and is a usage error otherwise (§2.1).
         None if io::stdin().is_terminal() && io::stdout().is_terminal() => {

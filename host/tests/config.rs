@@ -57,6 +57,18 @@ impl Scratch {
     fn stderr(&self, out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr).replace(&self.dir.display().to_string(), "T")
     }
+
+    /// The lines of §4.1.3 in stderr, `error: `/`warning: ` and `  fix: `, without the source
+    /// snippets drawn after them (`config_snippets` checks those).
+    fn problems(&self, out: &Output) -> String {
+        self.stderr(out)
+            .lines()
+            .filter(|l| {
+                l.starts_with("error: ") || l.starts_with("warning: ") || l.starts_with("  fix: ")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
 }
 
 fn stdout(out: &Output) -> String {
@@ -290,7 +302,7 @@ error: T/home/mcp.json:1: mcpServers.x: mixes stdio fields (command) with remote
     for args in [&["config", "show"][..], &["run", "hello.kt"], &["repl"]] {
         let out = s.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(s.stderr(&out), expected, "{args:?}");
+        assert_eq!(s.problems(&out), expected, "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}: nothing ran");
     }
     // `config path` still helps find the broken file.
@@ -307,7 +319,7 @@ fn literal_api_keys_and_unset_variables_fail_and_references_are_checked() {
     );
     let out = s.run(&["config", "show"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = s.stderr(&out);
+    let err = s.problems(&out);
     assert_eq!(
         err,
         "error: T/home/config.toml:5: llm.local.api_key must be a secret reference such as \"secret:OPENAI_API_KEY\"\n  fix: put the key in secrets.toml and reference it, or use api_key_env\n"
@@ -329,7 +341,7 @@ fn literal_api_keys_and_unset_variables_fail_and_references_are_checked() {
         .expect("katari runs");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        s.stderr(&out),
+        s.problems(&out),
         "\
 error: T/home/config.toml:5: llm.local.api_key: no secret 'MISSING' in T/home/secrets.toml
   fix: add MISSING = \"...\" to T/home/secrets.toml (mode 0600)
@@ -379,7 +391,7 @@ fn mcp_json_types_are_inferred_mixed_fields_fail_and_unknown_keys_warn() {
     let out = s.run(&["config", "show", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", s.stderr(&out));
     assert_eq!(
-        s.stderr(&out),
+        s.problems(&out),
         "warning: T/home/mcp.json:4: mcpServers.remote.disabled: unknown key 'disabled' is ignored\n"
     );
     let v = json(&out);
@@ -432,7 +444,7 @@ fn sanitised_name_clashes_long_names_and_unknown_roles_fail() {
     let out = s.run(&["config", "show"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        s.stderr(&out),
+        s.problems(&out),
         format!("\
 error: T/home/config.toml:7: agent.alice.membership[0].role: 'designer' is not a known role
   fix: use one of: developer, qa, security, sre
@@ -722,7 +734,7 @@ fn an_oauth_name_without_a_stored_credential_is_a_warning() {
     assert_eq!(out.status.code(), Some(0), "{}", s.stderr(&out));
     assert_eq!(stdout(&out), "hi\n");
     assert_eq!(
-        s.stderr(&out),
+        s.problems(&out),
         "warning: T/home/config.toml:4: mcp.gh.oauth: no OAuth credential named 'gh-login' is stored\n  fix: run katari mcp login --url http://127.0.0.1:9/mcp --name gh-login\n"
     );
     assert!(

@@ -35,7 +35,11 @@ fn katari(dir: &Path, args: &[&str]) -> Command {
 /// terminal showed.
 fn on_terminal(command: Command) -> (i32, String) {
     let mut session = spawn_command(command, Some(60_000)).expect("katari starts on a pty");
-    let shown = session.exp_eof().expect("katari ends");
+    let read = session.exp_eof().expect("katari ends");
+    // rexpect hands over each byte as one character: put the UTF-8 text back together, so that
+    // box-drawing characters are not mistaken for C1 controls.
+    let bytes: Vec<u8> = read.chars().map(|c| c as u32 as u8).collect();
+    let shown = String::from_utf8_lossy(&bytes).into_owned();
     let status = match session.process().wait() {
         Ok(WaitStatus::Exited(_, code)) => code,
         other => panic!("katari did not exit normally: {other:?}"),
@@ -85,6 +89,23 @@ fn a_configuration_error_quoting_a_key_shows_no_escape_on_a_terminal() {
     assert_eq!(status, 2, "{shown}");
     assert!(shown.contains("unknown key 'evil"), "{shown}");
     assert!(!drives_a_terminal(&shown), "{shown:?}");
+}
+
+#[test]
+fn a_configuration_file_holding_raw_escapes_is_shown_without_them_even_into_a_pipe() {
+    let dir = scratch("hostile", &[]);
+    std::fs::write(
+        dir.join("home/config.toml"),
+        format!("[llm.local]\nkind = \"openai\" # {ESCAPES}\n"),
+    )
+    .expect("write the configuration");
+    let out = katari(&dir, &["get", "agents"])
+        .output()
+        .expect("katari runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("config.toml:2"), "{stderr}");
+    assert!(!drives_a_terminal(&stderr), "{stderr:?}");
 }
 
 #[test]

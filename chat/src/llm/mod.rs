@@ -1,7 +1,9 @@
-//! LLM providers (`host.md` §8) behind one small trait, so a second wire protocol is one more
-//! file. A provider sends one request and reports the reply's text as it streams; the engine
-//! decides everything else (tools, retries of the turn, writing the thread).
+//! LLM providers (`host.md` §8) behind one small trait: `openai` (any OpenAI-compatible
+//! endpoint) and `anthropic` (the Messages API), over the transport of [`http`] they share. A provider sends one request and reports
+//! the reply's text as it streams; the engine decides everything else (tools, retries of the turn, writing the thread).
 
+pub mod anthropic;
+pub(crate) mod http;
 pub mod openai;
 pub mod sse;
 pub mod trim;
@@ -54,8 +56,29 @@ pub struct Request {
 /// Token counts the provider reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Every prompt token of the request, those read from or written to a prompt cache included.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache, when it reports them.
+    pub cache_read_tokens: Option<u64>,
+    /// Prompt tokens written to the provider's prompt cache, when it reports them.
+    pub cache_write_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Adds another request's counts (a turn's usage is the sum of its requests').
+    pub fn add(&mut self, other: &Usage) {
+        fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            match (a, b) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            }
+        }
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cache_read_tokens = sum(self.cache_read_tokens, other.cache_read_tokens);
+        self.cache_write_tokens = sum(self.cache_write_tokens, other.cache_write_tokens);
+    }
 }
 
 /// The whole reply to one request.

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use katari_chat::engine::{self, Event, Turn, TurnConfig, TurnError, TurnOutcome};
+use katari_chat::llm::anthropic::{self, Anthropic, AnthropicConfig};
 use katari_chat::llm::openai::{OpenAi, OpenAiConfig};
 use katari_chat::llm::{Provider, Sampling};
 use katari_chat::tools::{Only, ToolSet, Tools};
@@ -270,13 +271,42 @@ fn read_system_file(path: &PathBuf) -> Result<String, Failure> {
 /// The provider of the lens's llm, with its key (§7.3.1: looked up only now).
 fn provider(config: &Config, lens: &Lens) -> Result<Box<dyn Provider>, Failure> {
     let llm = &lens.llm;
-    if llm.kind == LlmKind::Anthropic {
-        return Err(usage(format!(
-            "llm.{}.kind = \"anthropic\" is not supported by this build\n  fix: use kind = \"openai\" with an OpenAI-compatible endpoint",
-            llm.name
-        )));
-    }
     let api_key = config.api_key(llm).map_err(usage)?;
+    let headers = llm
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), config.resolve(v)))
+        .collect();
+    // Header values from `secrets.toml` never appear in an error (providers quote them); the API
+    // key is redacted by the client itself.
+    let secrets = llm
+        .headers
+        .iter()
+        .filter(|(_, v)| crate::config::secrets::reference(v).is_some())
+        .map(|(_, v)| config.resolve(v))
+        .collect();
+    let failed = |e: katari_chat::llm::LlmError| Failure {
+        message: e.message,
+        status: 1,
+    };
+    if llm.kind == LlmKind::Anthropic {
+        let client = Anthropic::new(AnthropicConfig {
+            name: llm.name.clone(),
+            base_url: llm
+                .base_url
+                .clone()
+                .unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.to_string()),
+            api_key,
+            headers,
+            secrets,
+            max_tokens: llm.max_tokens.unwrap_or(anthropic::DEFAULT_MAX_TOKENS),
+            connect_timeout_secs: llm.connect_timeout_secs,
+            request_timeout_secs: llm.request_timeout_secs,
+            stream_idle_timeout_secs: llm.stream_idle_timeout_secs,
+        })
+        .map_err(failed)?;
+        return Ok(Box::new(client));
+    }
     let Some(base_url) = llm.base_url.clone() else {
         return Err(usage(format!(
             "llm.{} has no base_url; set one such as \"http://127.0.0.1:8080/v1\"",
@@ -287,27 +317,13 @@ fn provider(config: &Config, lens: &Lens) -> Result<Box<dyn Provider>, Failure> 
         name: llm.name.clone(),
         base_url,
         api_key,
-        headers: llm
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), config.resolve(v)))
-            .collect(),
-        // Header values from `secrets.toml` never appear in an error (providers quote them);
-        // the API key is redacted by the client itself.
-        secrets: llm
-            .headers
-            .iter()
-            .filter(|(_, v)| crate::config::secrets::reference(v).is_some())
-            .map(|(_, v)| config.resolve(v))
-            .collect(),
+        headers,
+        secrets,
         connect_timeout_secs: llm.connect_timeout_secs,
         request_timeout_secs: llm.request_timeout_secs,
         stream_idle_timeout_secs: llm.stream_idle_timeout_secs,
     })
-    .map_err(|e| Failure {
-        message: e.message,
-        status: 1,
-    })?;
+    .map_err(failed)?;
     Ok(Box::new(client))
 }
 
@@ -417,7 +433,10 @@ impl Chat {
             }));
         }
         let p = &self.params;
-        if p.top_k.is_some() && !self.top_k_noted {
+        // The Messages API takes top_k; OpenAI-compatible endpoints get it only through --extra
+        // (§7.5.4).
+        let top_k_sent = self.lens.llm.kind == LlmKind::Anthropic;
+        if p.top_k.is_some() && !top_k_sent && !self.top_k_noted {
             self.top_k_noted = true;
             let _ = writeln!(
                 std::io::stderr(),
@@ -427,7 +446,7 @@ impl Chat {
         let sampling = Sampling {
             temperature: p.temperature,
             top_p: p.top_p,
-            top_k: None,
+            top_k: if top_k_sent { p.top_k } else { None },
             max_tokens: p.max_tokens,
             seed: p.seed,
             stop: p.stop.clone().unwrap_or_default(),
@@ -632,9 +651,7 @@ fn one_shot(
                 "tool_calls": o.tool_calls.iter().map(|c| json!({
                     "id": c.id, "name": c.name, "arguments": c.arguments, "is_error": c.is_error,
                 })).collect::<Vec<Value>>(),
-                "usage": o.usage.map(|u| json!({
-                    "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
-                })),
+                "usage": o.usage.map(|u| usage_json(&u)),
                 "finish_reason": o.finish_reason,
             }),
             Ended::Failed(m) | Ended::Refused(m) => {
@@ -656,4 +673,19 @@ fn one_shot(
         let _ = writeln!(err, "(thread: {thread})");
     }
     status
+}
+
+/// The `usage` of the `--no-stream` object (§7.8.4), with the prompt cache's reads and writes
+/// when the provider reports them (the Messages API does).
+fn usage_json(u: &katari_chat::llm::Usage) -> Value {
+    let mut usage = json!({
+        "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+    });
+    if let Some(read) = u.cache_read_tokens {
+        usage["cache_read_tokens"] = json!(read);
+    }
+    if let Some(write) = u.cache_write_tokens {
+        usage["cache_write_tokens"] = json!(write);
+    }
+    usage
 }

@@ -82,10 +82,20 @@ pub fn render(s: &Status<'_>) -> String {
     rows.push((
         "last turn",
         match s.usage {
-            Some(u) => format!(
-                "{} prompt tokens, {} completion tokens",
-                u.prompt_tokens, u.completion_tokens
-            ),
+            Some(u) => {
+                let mut text = format!(
+                    "{} prompt tokens, {} completion tokens",
+                    u.prompt_tokens, u.completion_tokens
+                );
+                if u.cache_read_tokens.is_some() || u.cache_write_tokens.is_some() {
+                    text.push_str(&format!(
+                        " (prompt cache: {} read, {} written)",
+                        u.cache_read_tokens.unwrap_or(0),
+                        u.cache_write_tokens.unwrap_or(0)
+                    ));
+                }
+                text
+            }
             None => "no token usage reported yet".into(),
         },
     ));

@@ -21,6 +21,10 @@ pub(super) fn read(text: &str, r: &mut Report<'_>) -> Vec<Server> {
                 format!("invalid JSON: {e}"),
                 "correct the JSON syntax; the layout is {\"mcpServers\": {\"NAME\": {...}}}",
             );
+            // The parser's line and column: the snippet marks the character it stopped at.
+            if let Some(problem) = r.problems.last_mut() {
+                problem.span = json_error_span(text, e.line(), e.column());
+            }
             return Vec::new();
         }
     };
@@ -159,6 +163,19 @@ fn key_lines(text: &str) -> HashMap<Vec<String>, usize> {
         i += 1;
     }
     out
+}
+
+/// The byte span of the character at a JSON error's line and column (both counted from 1; the
+/// column in bytes), when the text has it.
+fn json_error_span(text: &str, line: usize, column: usize) -> Option<std::ops::Range<usize>> {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.checked_sub(1)?)
+        .map(str::len)
+        .sum();
+    let at = start + column.checked_sub(1)?;
+    let len = text.get(at..)?.chars().next()?.len_utf8();
+    Some(at..at + len)
 }
 
 #[cfg(test)]

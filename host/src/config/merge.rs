@@ -59,6 +59,7 @@ impl<'a> Report<'a> {
             message: message.into(),
             fix: Some(fix.into()),
             warning: false,
+            span: None,
         });
     }
 
@@ -75,6 +76,7 @@ impl<'a> Report<'a> {
             message: message.into(),
             fix,
             warning: true,
+            span: None,
         });
     }
 
@@ -214,6 +216,7 @@ pub(super) fn load_files_with(
                     ),
                     fix: Some("keep one of the two definitions".into()),
                     warning: false,
+                    span: None,
                 });
             }
         }
@@ -256,6 +259,7 @@ pub(super) fn load_files_with(
                     message,
                     fix,
                     warning: false,
+                    span: None,
                 })
             }
             Ok(s) => {
@@ -275,6 +279,7 @@ pub(super) fn load_files_with(
                                 config.files.secrets.display()
                             )),
                             warning: false,
+                            span: None,
                         });
                     }
                 }
@@ -320,6 +325,7 @@ fn read_text(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
                 message: format!("cannot read {}: {e}", path.display()),
                 fix: Some("make the file a readable UTF-8 text file, or remove it".into()),
                 warning: false,
+                span: None,
             });
             None
         }
@@ -347,6 +353,7 @@ fn check_sanitised(config: &Config, problems: &mut Vec<Problem>) {
                 ),
                 fix: Some("use a shorter server name".into()),
                 warning: false,
+                span: None,
             });
         }
         if let Some(first) = seen.insert(&s.sanitised, s) {
@@ -364,6 +371,7 @@ fn check_sanitised(config: &Config, problems: &mut Vec<Problem>) {
                     first.origin.line
                 )),
                 warning: false,
+                span: None,
             });
         }
     }
@@ -403,6 +411,7 @@ fn check_references(
             message: format!("no {what} named '{}' is configured", r.name),
             fix: Some(fix),
             warning: false,
+            span: None,
         });
     }
 }

@@ -17,6 +17,7 @@ mod read;
 pub mod secrets;
 mod server;
 pub mod show;
+pub mod snippet;
 #[cfg(test)]
 mod tests;
 pub mod trust;
@@ -37,7 +38,7 @@ pub use server::Server;
 pub const ROLES: &[&str] = &["developer", "qa", "security", "sre"];
 
 /// Whether this build speaks the `anthropic` wire protocol (§4.2.3, §8.6).
-pub const ANTHROPIC_SUPPORTED: bool = false;
+pub const ANTHROPIC_SUPPORTED: bool = true;
 
 /// Which layer a file belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +66,9 @@ pub struct Problem {
     pub message: String,
     pub fix: Option<String>,
     pub warning: bool,
+    /// The bytes of the file to underline in its snippet, when the reader knows them exactly
+    /// (otherwise [`snippet`] finds the key or value on the line).
+    pub span: Option<std::ops::Range<usize>>,
 }
 
 impl Problem {
@@ -150,6 +154,9 @@ pub struct Llm {
     /// [`Config::resolve`]).
     pub headers: Vec<(String, String)>,
     pub context_window: Option<u64>,
+    /// `max_tokens` sent when neither the flags nor `default_params` set one; only the
+    /// `anthropic` kind reads it (the Messages API requires the field).
+    pub max_tokens: Option<u64>,
     pub connect_timeout_secs: u64,
     pub request_timeout_secs: u64,
     pub stream_idle_timeout_secs: u64,
@@ -390,16 +397,10 @@ pub struct LoadError {
 }
 
 impl LoadError {
-    /// Everything as printed on stderr, warnings first.
+    /// Everything as printed on stderr, warnings first, each problem with the snippet of its
+    /// file ([`snippet`]).
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        for w in &self.warnings {
-            let _ = writeln!(out, "warning: {}", w.render());
-        }
-        for p in &self.problems {
-            let _ = writeln!(out, "error: {}", p.render());
-        }
-        out
+        snippet::render_all(&self.warnings, &self.problems, snippet::color())
     }
 }
 
@@ -441,9 +442,10 @@ pub fn init(no_workspace: bool, trust_workspace: bool, may_ask: bool) -> Result<
             config
                 .warnings
                 .extend(unknown_credentials(&config, &opts.paths));
-            for w in &config.warnings {
-                crate::host::to_stderr(&format!("warning: {}\n", w.render()));
-            }
+            // The rendering draws file text and keys without control characters, and its
+            // colours are its own: it is written as it is.
+            let warnings = snippet::render_all(&config.warnings, &[], snippet::color());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), warnings.as_bytes());
             let terminal = may_ask
                 && std::io::IsTerminal::is_terminal(&std::io::stdin())
                 && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -461,7 +463,7 @@ pub fn init(no_workspace: bool, trust_workspace: bool, may_ask: bool) -> Result<
             Ok(CURRENT.get_or_init(|| config).clone())
         }
         Err(e) => {
-            crate::host::to_stderr(&e.render());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), e.render().as_bytes());
             Err(2)
         }
     }
@@ -505,6 +507,7 @@ fn unknown_credentials(config: &Config, paths: &Paths) -> Vec<Problem> {
                 message: format!("no OAuth credential named '{name}' is stored"),
                 fix: Some(format!("run katari mcp login --url {url} --name {name}")),
                 warning: true,
+                span: None,
             })
         })
         .collect()

@@ -100,6 +100,7 @@ const LLM_KEYS: &[&str] = &[
     "api_key",
     "headers",
     "context_window",
+    "max_tokens",
     "connect_timeout_secs",
     "request_timeout_secs",
     "stream_idle_timeout_secs",
@@ -155,14 +156,55 @@ pub(super) fn read(text: &str, r: &mut Report<'_>) -> Layer {
     };
     let (doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
+        // The lines of tables defined a second time: the parser also reports each key of such a
+        // table as a duplicate, which says nothing more.
+        let mut twice: Vec<usize> = Vec::new();
         for e in errors {
-            let line = reader.line(e.span().map_or(0, |s| s.start));
+            let span = e.span().filter(|s| s.end <= text.len());
+            let line = reader.line(span.as_ref().map_or(0, |s| s.start));
+            let message = e.message().trim();
+            let header = text
+                .lines()
+                .nth(line.saturating_sub(1))
+                .map(str::trim)
+                .filter(|l| l.starts_with('['));
+            if message == "duplicate key" {
+                if let Some(header) = header {
+                    let first = text
+                        .lines()
+                        .position(|l| l.trim() == header)
+                        .map_or(line, |i| i + 1);
+                    twice.push(line);
+                    reader.r.error(
+                        line,
+                        "",
+                        format!("invalid TOML: the table {header} is defined twice (first on line {first})"),
+                        format!("merge the keys into the {header} of line {first} and remove this one"),
+                    );
+                    if let Some(problem) = reader.r.problems.last_mut() {
+                        problem.span = span;
+                    }
+                    continue;
+                }
+                let above: Vec<&str> = text.lines().take(line.saturating_sub(1)).collect();
+                let table = above
+                    .iter()
+                    .rposition(|l| l.trim_start().starts_with('['))
+                    .map(|i| i + 1);
+                if table.is_some_and(|t| twice.contains(&t)) {
+                    continue;
+                }
+            }
             reader.r.error(
                 line,
                 "",
-                format!("invalid TOML: {}", e.message().trim()),
+                format!("invalid TOML: {message}"),
                 "correct the TOML syntax on this line",
             );
+            // The parser knows exactly where: the snippet underlines it.
+            if let Some(problem) = reader.r.problems.last_mut() {
+                problem.span = span;
+            }
         }
         return reader.layer;
     }
@@ -545,6 +587,7 @@ impl Reader<'_, '_> {
             }
         }
         let context_window = self.uint(t, &p, "context_window", 1);
+        let max_tokens = self.uint(t, &p, "max_tokens", 1);
         let connect = self.uint(t, &p, "connect_timeout_secs", 1).unwrap_or(10);
         let request = self.uint(t, &p, "request_timeout_secs", 1).unwrap_or(600);
         let idle = self
@@ -566,6 +609,7 @@ impl Reader<'_, '_> {
             api_key_secret,
             headers,
             context_window,
+            max_tokens,
             connect_timeout_secs: connect,
             request_timeout_secs: request,
             stream_idle_timeout_secs: idle,

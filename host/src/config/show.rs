@@ -153,7 +153,13 @@ fn llm(l: &Llm) -> Value {
         LlmKind::Anthropic => "anthropic",
     };
     m.insert("kind".into(), kind.into());
-    put(&mut m, "base_url", l.base_url.clone());
+    // The Messages API has defaults of its own (§8.6): shown filled in, as the timeouts are.
+    let anthropic = l.kind == LlmKind::Anthropic;
+    let base_url = l
+        .base_url
+        .clone()
+        .or_else(|| anthropic.then(|| katari_chat::llm::anthropic::DEFAULT_BASE_URL.to_string()));
+    put(&mut m, "base_url", base_url);
     m.insert("model".into(), l.model.clone().into());
     put(&mut m, "api_key_env", l.api_key_env.clone());
     put(
@@ -178,6 +184,10 @@ fn llm(l: &Llm) -> Value {
         m.insert("headers".into(), Value::Object(headers));
     }
     put(&mut m, "context_window", l.context_window);
+    let max_tokens = l
+        .max_tokens
+        .or_else(|| anthropic.then_some(katari_chat::llm::anthropic::DEFAULT_MAX_TOKENS));
+    put(&mut m, "max_tokens", max_tokens);
     m.insert("connect_timeout_secs".into(), l.connect_timeout_secs.into());
     m.insert("request_timeout_secs".into(), l.request_timeout_secs.into());
     m.insert(

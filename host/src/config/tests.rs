@@ -201,17 +201,17 @@ fn llm_rules() {
     let f = Fixture::new("llm");
     f.write(
         "home/config.toml",
-        "[llm.a]\nkind = \"openai\"\nmodel = \"m\"\n\n[llm.b]\nkind = \"anthropic\"\nmodel = \"m\"\n\n[llm.c]\nkind = \"openai\"\nbase_url = \"u\"\nmodel = \"m\"\napi_key = \"secret:K\"\napi_key_env = \"K\"\n\n[llm.d]\nkind = \"opnai\"\n",
+        "[llm.a]\nkind = \"openai\"\nmodel = \"m\"\n\n[llm.b]\nkind = \"anthropic\"\nmodel = \"m\"\nmax_tokens = 0\n\n[llm.c]\nkind = \"openai\"\nbase_url = \"u\"\nmodel = \"m\"\napi_key = \"secret:K\"\napi_key_env = \"K\"\n\n[llm.d]\nkind = \"opnai\"\n",
     );
     f.write("home/secrets.toml", "K = \"v\"\n");
     assert_eq!(
         f.problems(),
         [
             "T/home/config.toml:1: llm.a: missing required key 'base_url'\n  fix: add base_url = \"http://127.0.0.1:8080/v1\" (the endpoint's OpenAI-compatible base URL)",
-            "T/home/config.toml:6: llm.b.kind = \"anthropic\" is not supported by this build\n  fix: use kind = \"openai\" with an OpenAI-compatible endpoint",
-            "T/home/config.toml:14: llm.c: api_key and api_key_env cannot both be set\n  fix: keep one of them: api_key = \"secret:KEY\" or api_key_env = \"VARIABLE\"",
-            "T/home/config.toml:16: llm.d: missing required key 'model'\n  fix: add model = \"MODEL_NAME\"",
-            "T/home/config.toml:17: llm.d.kind: must be \"openai\" or \"anthropic\" (got \"opnai\")\n  fix: did you mean \"openai\"?",
+            "T/home/config.toml:8: llm.b.max_tokens: must be a positive integer\n  fix: write max_tokens = N with N >= 1",
+            "T/home/config.toml:15: llm.c: api_key and api_key_env cannot both be set\n  fix: keep one of them: api_key = \"secret:KEY\" or api_key_env = \"VARIABLE\"",
+            "T/home/config.toml:17: llm.d: missing required key 'model'\n  fix: add model = \"MODEL_NAME\"",
+            "T/home/config.toml:18: llm.d.kind: must be \"openai\" or \"anthropic\" (got \"opnai\")\n  fix: did you mean \"openai\"?",
         ]
     );
 }
