@@ -161,8 +161,8 @@ fn snippet(diag: &Diagnostic, primary: &Label, sources: &SourceMap, color: bool)
         sources,
         loaded: HashMap::new(),
     };
-    let mut report = Report::build(kind, (primary.file, cache.drawable(primary)))
-        .with_config(config);
+    let mut report =
+        Report::build(kind, (primary.file, cache.drawable(primary))).with_config(config);
     for (order, (label, is_primary)) in ordered_labels(diag, primary, sources)
         .into_iter()
         .enumerate()
@@ -397,7 +397,8 @@ mod tests {
     fn control_characters_in_the_source_and_message_are_drawn_as_pictures() {
         // An escape sequence in a string literal, a C1 control and a bare carriage return
         // before the span: none reaches the output, and the caret still sits under `n`.
-        const HOSTILE: &str = "agent main() -> string {\n  \"\u{1b}]0;pwned\u{7}\u{9b}2J\r\" ++ n\n}\n";
+        const HOSTILE: &str =
+            "agent main() -> string {\n  \"\u{1b}]0;pwned\u{7}\u{9b}2J\r\" ++ n\n}\n";
         let mut sources = SourceMap::new();
         let file = sources.add(SourceFile::new("app.kt", HOSTILE));
         let at = HOSTILE.find(" n\n").expect("n is in the source") + 1;
@@ -424,7 +425,11 @@ mod tests {
             .position(|l| l.contains("++ n"))
             .expect("source line shown");
         let column = lines[source_line].chars().count() - 1;
-        assert_eq!(lines[source_line + 1].chars().nth(column), Some('┬'), "{text}");
+        assert_eq!(
+            lines[source_line + 1].chars().nth(column),
+            Some('┬'),
+            "{text}"
+        );
     }
 
     #[test]

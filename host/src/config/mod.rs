@@ -19,6 +19,7 @@ mod server;
 pub mod show;
 #[cfg(test)]
 mod tests;
+pub mod tools;
 pub mod trust;
 
 use std::collections::BTreeMap;
@@ -30,7 +31,7 @@ use indexmap::IndexMap;
 
 use crate::paths::Paths;
 pub use secrets::Secrets;
-pub use server::Server;
+pub use server::{Server, Transport};
 
 /// The membership roles (§4.6.2). Adding a role is a one-line change here; the database stores
 /// roles as plain text.
