@@ -190,6 +190,9 @@ pub struct Project {
     pub llm_model: Option<String>,
     pub prompts: Vec<Prompt>,
     pub mcp_servers: Vec<String>,
+    /// The `allowed_tools` and `denied_tools` of `mcp_servers` entries written as tables, by
+    /// server name.
+    pub server_tools: BTreeMap<String, tools::ToolRules>,
     /// Resolved against the declaring file's folder.
     pub scripts: Vec<PathBuf>,
 }
@@ -220,6 +223,8 @@ pub struct Membership {
     pub project: String,
     pub role: Option<String>,
     pub llm: Option<String>,
+    /// `allowed_tools` and `denied_tools` (`SERVER/GLOB` patterns).
+    pub tools: tools::MembershipRules,
     /// The line of the entry in the agent's file.
     pub line: usize,
 }

@@ -24,6 +24,8 @@ impl PartialEq for ToolGlob {
     }
 }
 
+impl Eq for ToolGlob {}
+
 impl ToolGlob {
     /// Compiles `text` (`*`, `?`, `[abc]`, `{a,b}`); `Err` says what is wrong with it.
     pub fn new(text: &str) -> Result<ToolGlob, String> {
@@ -46,8 +48,11 @@ impl ToolGlob {
 /// The fix printed for a bad glob.
 pub const GLOB_FIX: &str = "write tool names or globs such as \"list_*\", \"get_?\" or \"{read,write}_file\"; `*` matches any run of characters";
 
+/// The fix printed for a bad membership pattern.
+pub const SERVER_GLOB_FIX: &str = "write SERVER/GLOB patterns such as \"github/list_*\" or \"files/*\", SERVER being the server's name";
+
 /// What one layer says about one server's tools.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolRules {
     /// `allowed_tools`: when present, the tools of the server outside it are denied by this layer.
     pub allowed: Option<Vec<ToolGlob>>,
@@ -88,16 +93,10 @@ impl ToolRules {
 
 /// The `allowed_tools` and `denied_tools` of a membership: `SERVER/GLOB` patterns, each
 /// restricting only the server it names.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MembershipRules {
     pub allowed: Vec<(String, ToolGlob)>,
     pub denied: Vec<(String, ToolGlob)>,
-}
-
-impl MembershipRules {
-    pub fn is_empty(&self) -> bool {
-        self.allowed.is_empty() && self.denied.is_empty()
-    }
 }
 
 /// A membership pattern `SERVER/GLOB` split and compiled.
@@ -125,7 +124,7 @@ pub enum Layer {
 
 /// Every layer's rules for one server of a chat, least specific first, and the chat's
 /// `--allow-tool` patterns.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolFilter {
     pub layers: Vec<(Layer, ToolRules)>,
     /// `--allow-tool` (every pattern, also those of other servers and `kt_` names).
@@ -196,10 +195,10 @@ impl ToolFilter {
                 let place = match layer {
                     Layer::Server => format!("[mcp.{name}]"),
                     Layer::Project(project) => {
-                        format!("project '{project}''s entry for '{name}' in mcp_servers")
+                        format!("the mcp_servers entry of project '{project}'")
                     }
                     Layer::Membership { agent, project } => {
-                        format!("agent '{agent}''s membership in project '{project}'")
+                        format!("the membership of agent '{agent}' in project '{project}'")
                     }
                 };
                 if *listed {

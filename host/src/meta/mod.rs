@@ -46,6 +46,7 @@ use serde_json::{Map, Value, json};
 use self::args::Args;
 use self::catalog::{Catalog, Entry, Kind};
 pub use self::spill::Spill;
+use crate::config::tools::{Layer, ToolFilter};
 use crate::config::{Config, Server};
 use crate::paths::Paths;
 
@@ -85,23 +86,6 @@ impl Op {
             Op::Read => "read",
             Op::Prompt => "prompt",
         }
-    }
-}
-
-/// The `--allow-tool` patterns (§7.6.4): `SERVER/TOOL` or `SERVER/*`, SERVER being the
-/// configured or the sanitised name. No patterns, no restriction; patterns that name no MCP
-/// tool (only `kt_` names) allow no MCP tool.
-#[derive(Clone, Debug, Default)]
-struct Allow(Vec<String>);
-
-impl Allow {
-    fn allows(&self, name: &str, sanitised: &str, tool: &str) -> bool {
-        self.0.is_empty()
-            || self.0.iter().any(|p| {
-                p.split_once('/').is_some_and(|(server, pattern)| {
-                    (server == name || server == sanitised) && (pattern == "*" || pattern == tool)
-                })
-            })
     }
 }
 
@@ -153,7 +137,9 @@ struct Inner {
     /// One catalog fetch at a time; concurrent searches wait for it and share it.
     fetching: tokio::sync::Mutex<()>,
     spill: Spill,
-    allow: Allow,
+    /// Which tools may be used (§7.6.4 and the configured allow-lists); the chat sets it
+    /// afresh before each turn.
+    filter: std::sync::RwLock<ToolFilter>,
     /// Why the server may not be started (an unapproved workspace server, §9.4.3): every
     /// request fails with this message.
     refusal: Option<String>,
@@ -211,7 +197,7 @@ impl MetaServer {
                 cache: Mutex::new(None),
                 fetching: tokio::sync::Mutex::new(()),
                 spill,
-                allow: Allow(allow),
+                filter: std::sync::RwLock::new(ToolFilter::session(allow)),
                 refusal: None,
             }),
         }
@@ -231,7 +217,7 @@ impl MetaServer {
                 cache: Mutex::new(None),
                 fetching: tokio::sync::Mutex::new(()),
                 spill: inner.spill.clone(),
-                allow: inner.allow.clone(),
+                filter: std::sync::RwLock::new(self.filter()),
                 refusal: Some(message),
             }),
         }
@@ -522,20 +508,49 @@ impl MetaServer {
         ))
     }
 
-    fn allowed(&self, tool: &str) -> bool {
+    /// The tool filter in force.
+    pub fn filter(&self) -> ToolFilter {
         self.inner
-            .allow
-            .allows(&self.inner.name, &self.inner.sanitised, tool)
+            .filter
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    fn denied(&self, tool: &str) -> ToolError {
-        ToolError::new(
-            ErrorKind::Denied,
-            format!(
-                "Tool '{}/{tool}' is not in this chat's --allow-tool list.",
-                self.inner.name
-            ),
-        )
+    /// Replaces the tool filter (the chat's lens or the configuration changed). The search
+    /// index is built for one filter, so a different filter drops the cached catalog and the
+    /// next search lists it afresh.
+    pub fn set_filter(&self, filter: ToolFilter) {
+        let mut current = self
+            .inner
+            .filter
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *current != filter {
+            *current = filter;
+            *self
+                .inner
+                .cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = None;
+        }
+    }
+
+    fn allowed(&self, tool: &str) -> bool {
+        self.check(tool).is_ok()
+    }
+
+    /// `Ok` when `tool` may be used, else the `denied` error naming the list that denies it.
+    fn check(&self, tool: &str) -> Result<(), ToolError> {
+        let filter = self.filter();
+        filter
+            .check(&self.inner.name, &self.inner.sanitised, tool)
+            .map_err(|denial| {
+                ToolError::new(
+                    ErrorKind::Denied,
+                    ToolFilter::message(&denial, &self.inner.name, tool),
+                )
+            })
     }
 
     /// What a rewrite of a result from `source` needs.
@@ -594,8 +609,8 @@ impl MetaServer {
             })?,
         };
         let entry = self.find(kind, id).await?;
-        if kind == Kind::Tool && !self.allowed(&entry.raw_id) {
-            return Err(self.denied(&entry.raw_id));
+        if kind == Kind::Tool {
+            self.check(&entry.raw_id)?;
         }
         Ok(describe::describe(&entry).to_string())
     }
@@ -603,9 +618,7 @@ impl MetaServer {
     async fn invoke(&self, args: &Args<'_>) -> Result<String, ToolError> {
         let tool = args.required("tool")?;
         let arguments = args.object("arguments")?;
-        if !self.allowed(tool) {
-            return Err(self.denied(tool));
-        }
+        self.check(tool)?;
         let mut params = Map::new();
         params.insert("name".into(), json!(tool));
         params.insert("arguments".into(), Value::Object(arguments));
@@ -831,6 +844,11 @@ impl MetaTools {
                 spill.clone(),
                 allow.clone(),
             );
+            // The server's own allow-lists; a chat adds its project's and membership's.
+            meta.set_filter(ToolFilter {
+                layers: vec![(Layer::Server, server.tools.clone())],
+                session: allow.clone(),
+            });
             let approval = crate::config::approve::approve(
                 &server,
                 config.trust_workspace,
