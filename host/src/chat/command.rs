@@ -516,6 +516,11 @@ impl Chat {
         names
     }
 
+    /// The server `name` if this chat connected it, enabled now or not.
+    pub fn connected(&self, name: &str) -> Option<MetaServer> {
+        self.mcp.iter().find(|s| s.name() == name).cloned()
+    }
+
     /// The enabled servers this chat has connected so far, connecting none (the REPL's
     /// completion never starts a server, §12.7.3).
     pub fn servers_so_far(&self) -> Vec<MetaServer> {

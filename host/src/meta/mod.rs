@@ -396,6 +396,41 @@ impl MetaServer {
         client::disconnect(&self.inner.descriptor);
     }
 
+    /// Closes the session and connects again, forgetting the handshake and the catalog: after
+    /// a login (`.mcp auth`) the new session uses the new credential. The warning of a failed
+    /// connection, as [`MetaServer::connect`] gives it.
+    pub async fn reattach(&self) -> Option<String> {
+        self.close();
+        *self
+            .inner
+            .handshake
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.invalidate();
+        self.connect().await
+    }
+
+    /// How many entries of each kind the catalog has, and how many of its tools the filter
+    /// allows (the REPL's `.info mcp-server`).
+    pub async fn summary(&self) -> Result<Summary, ToolError> {
+        let (catalog, _) = self.catalog(false).await?;
+        let mut summary = Summary::default();
+        for entry in &catalog.entries {
+            match entry.kind {
+                Kind::Tool => {
+                    summary.tools += 1;
+                    if self.allowed(&entry.raw_id) {
+                        summary.allowed_tools += 1;
+                    }
+                }
+                Kind::Resource => summary.resources += 1,
+                Kind::Template => summary.templates += 1,
+                Kind::Prompt => summary.prompts += 1,
+            }
+        }
+        Ok(summary)
+    }
+
     /// Runs the function `function` (one of [`MetaServer::specs`]' names) with `arguments`;
     /// returns the exact text the model receives, or the error payload's content.
     pub async fn call(&self, function: &str, arguments: Value) -> Result<String, ToolError> {
@@ -796,6 +831,17 @@ fn parameters(op: Op) -> Value {
                 "required": ["prompt"]})
         }
     }
+}
+
+/// The size of a server's catalog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub tools: usize,
+    /// The tools the tool filter allows.
+    pub allowed_tools: usize,
+    pub resources: usize,
+    pub templates: usize,
+    pub prompts: usize,
 }
 
 /// The chat's provider of meta-functions: every enabled server, in order.
