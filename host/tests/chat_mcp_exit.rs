@@ -100,5 +100,8 @@ fn chat_m_stops_servers_that_ignore_stdin_and_sigterm() {
             nix::sys::signal::Signal::SIGKILL,
         );
     }
-    assert!(left.is_empty(), "still running after katari exited: {left:?}");
+    assert!(
+        left.is_empty(),
+        "still running after katari exited: {left:?}"
+    );
 }

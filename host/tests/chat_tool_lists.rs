@@ -161,7 +161,11 @@ fn the_servers_own_lists_apply_to_invoke_describe_and_search() {
     assert_eq!(results[3], results[1]);
     let ids = found(&results[4]);
     assert!(ids.contains(&ECHO.to_string()), "{ids:?}");
-    assert!(ids.iter().all(|id| id == ECHO || (id.starts_with("get-") && id != SUM)), "{ids:?}");
+    assert!(
+        ids.iter()
+            .all(|id| id == ECHO || (id.starts_with("get-") && id != SUM)),
+        "{ids:?}"
+    );
 }
 
 #[test]
@@ -181,7 +185,9 @@ fn a_project_entry_narrows_the_server_and_applies_in_project_chat() {
     );
     assert_eq!(
         results[0],
-        denied("Tool 'everything/get-sum' is in the denied_tools of the mcp_servers entry of project 'ops'.")
+        denied(
+            "Tool 'everything/get-sum' is in the denied_tools of the mcp_servers entry of project 'ops'."
+        )
     );
     assert!(echoed(&results[1]), "{}", results[1]);
     let ids = found(&results[2]);
@@ -224,7 +230,9 @@ fn a_membership_overrides_the_server_and_project_for_its_agent_only() {
     );
     assert_eq!(
         results[0],
-        denied("Tool 'everything/get-sum' is in the denied_tools of the mcp_servers entry of project 'ops'.")
+        denied(
+            "Tool 'everything/get-sum' is in the denied_tools of the mcp_servers entry of project 'ops'."
+        )
     );
     assert!(echoed(&results[1]), "{}", results[1]);
 }

@@ -28,11 +28,8 @@ fn repl(home: &std::path::Path, config: &str, inputs: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("katari repl starts");
-    std::io::Write::write_all(
-        &mut child.stdin.take().expect("stdin"),
-        inputs.as_bytes(),
-    )
-    .expect("write the inputs");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), inputs.as_bytes())
+        .expect("write the inputs");
     child.wait_with_output().expect("katari repl ends")
 }
 
@@ -68,9 +65,7 @@ fn mcp_auth_logs_in_and_reattaches_the_server() {
     );
     assert!(before.contains("oauth: guarded-login\n"), "{before}");
     assert!(
-        stderr.contains(
-            "(logged in as 'guarded-login'; MCP server 'guarded' re-attached: tools)"
-        ),
+        stderr.contains("(logged in as 'guarded-login'; MCP server 'guarded' re-attached: tools)"),
         "{stderr}"
     );
     assert!(after.contains("capabilities: tools\n"), "{after}");
@@ -99,15 +94,18 @@ fn mcp_auth_needs_a_remote_server_with_oauth() {
         "[mcp.local]\ncommand = \"local-server\"\n\n[mcp.open]\nurl = \"http://127.0.0.1:9/mcp\"\n",
         ".mcp auth local\n.mcp auth open\n.mcp auth nowhere\n",
     );
-    let stderr = String::from_utf8_lossy(&out.stderr)
-        .replace(&home.path().display().to_string(), "T");
+    let stderr =
+        String::from_utf8_lossy(&out.stderr).replace(&home.path().display().to_string(), "T");
     assert_eq!(out.status.code(), Some(1));
     for expected in [
         "error: MCP server 'local' is a stdio server; only http and sse servers log in with OAuth.\n",
         "error: MCP server 'open' has no oauth credential configured.\n  fix: add oauth = \"open\" to [mcp.open] in T/config.toml, then run .mcp auth open again\n",
         "error: No MCP server named 'nowhere'. See .list mcp-servers\n",
     ] {
-        assert!(stderr.contains(expected), "missing {expected:?} in:\n{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
     }
 }
 
@@ -119,8 +117,7 @@ fn info_mcp_server_shows_filters_catalog_and_offered_functions() {
          [project.ops]\nllm = \"fake\"\nmcp_servers = [{{ name = \"everything\", denied_tools = [\"echo\"] }}]\n\n\
          [mcp.everything]\ncommand = {}\nargs = [{}, \"stdio\"]\nallowed_tools = [\"get-*\", \"echo\"]\ndenied_tools = [\"get-env\"]\n",
         serde_json::to_string(&peers::node().display().to_string()).expect("json"),
-        serde_json::to_string(&peers::everything_entry(false).display().to_string())
-            .expect("json"),
+        serde_json::to_string(&peers::everything_entry(false).display().to_string()).expect("json"),
     );
     let out = repl(
         home.path(),
@@ -133,9 +130,14 @@ fn info_mcp_server_shows_filters_catalog_and_offered_functions() {
         .and_then(|(_, rest)| rest.split_once("mcp-server: everything\n"))
         .unwrap_or_else(|| panic!("two .info outputs in:\n{stdout}"));
     assert!(language.contains("transport: stdio: "), "{language}");
-    assert!(language.contains("capabilities: tools, resources, prompts\n"), "{language}");
     assert!(
-        language.contains("filters:\n  server: allowed_tools: get-*, echo; denied_tools: get-env\ncatalog: "),
+        language.contains("capabilities: tools, resources, prompts\n"),
+        "{language}"
+    );
+    assert!(
+        language.contains(
+            "filters:\n  server: allowed_tools: get-*, echo; denied_tools: get-env\ncatalog: "
+        ),
         "{language}"
     );
     assert!(

@@ -429,15 +429,14 @@ pub fn looks_secret(key: &str, value: &str) -> bool {
     if secret_name && !pathlike && value.len() >= 6 {
         return true;
     }
-    // A long word of letters and digits mixed, as generated keys are.
-    let word = value.len() >= 32
+    // A long word of letters and digits mixed, as generated keys are (a path, with its `/`,
+    // is not one).
+    value.len() >= 32
         && value
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_+/=.".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "-_+=.".contains(c))
         && value.chars().any(|c| c.is_ascii_digit())
         && value.chars().any(|c| c.is_ascii_alphabetic())
-        && !value.contains('/');
-    word
 }
 
 fn inline(pairs: &[(String, String)]) -> Value {

@@ -107,9 +107,7 @@ impl Reader<'_, '_> {
         for (text, line) in written {
             match compile(&text) {
                 Ok(glob) => out.push(glob),
-                Err(why) => self
-                    .r
-                    .error(line, format!("{prefix}.{k}"), why, fix),
+                Err(why) => self.r.error(line, format!("{prefix}.{k}"), why, fix),
             }
         }
         Some(out)
