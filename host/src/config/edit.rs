@@ -981,6 +981,21 @@ mod server_tests {
     const FILE: &str = "# mine\n\n[llm.local]   # laptop\nkind = \"openai\"\nmodel = \"m\"\n";
 
     #[test]
+    fn servers_under_an_explicit_mcp_table_or_inline_table_stay_so() {
+        let text = "[mcp]\n# mine\n[mcp.a]\ncommand = \"a\"\n";
+        let added = add(text, "b", vec![("command", Value::from("b"))]);
+        assert_eq!(added, format!("{text}\n[mcp.b]\ncommand = \"b\"\n"));
+        assert_eq!(remove(&added, "b"), text);
+        let inline = "mcp = { a = { command = \"a\" } }\n";
+        let added = add(inline, "b", vec![("command", Value::from("b"))]);
+        assert_eq!(
+            added,
+            "mcp = { a = { command = \"a\" } , b = { command = \"b\" } }\n"
+        );
+        assert_eq!(remove(&added, "b"), inline);
+    }
+
+    #[test]
     fn a_server_goes_at_the_end_and_comes_out_again() {
         let added = add(FILE, "fs", vec![("command", Value::from("npx"))]);
         assert_eq!(added, format!("{FILE}\n[mcp.fs]\ncommand = \"npx\"\n"));
