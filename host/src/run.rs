@@ -2,7 +2,7 @@
 //! builds the entry's argument, runs it on a thread with a large stack, and prints the result
 //! or the failure with the exit codes of §10.2.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -21,7 +21,7 @@ use katari_runtime::privacy::param_mask;
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
-use crate::host::{Answers, CliHost, for_terminal, typed_line};
+use crate::host::{Answers, CliHost, typed_line};
 use crate::paths::Paths;
 
 /// The stack of the thread that evaluates a run: deep recursion ends in the `call depth limit
@@ -80,6 +80,9 @@ pub fn run(opts: &RunOptions) -> u8 {
     match outcome {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
+            // The result may carry a server's or a model's text (§2.4): on a terminal it is
+            // shown sanitised; a pipe or a file gets it unchanged.
+            let text = crate::host::for_terminal(&text, std::io::IsTerminal::is_terminal(&out));
             match writeln!(out, "{text}").and_then(|()| out.flush()) {
                 Ok(()) => 0,
                 // The result is lost (a full disk, a closed pipe): the run did not deliver
@@ -93,9 +96,7 @@ pub fn run(opts: &RunOptions) -> u8 {
         Err(f) => {
             if !f.message.is_empty() {
                 // A throw's payload or a panic's message may quote an MCP server (§2.4).
-                let terminal = std::io::stderr().is_terminal();
-                let message = for_terminal(&f.message, terminal);
-                let _ = writeln!(std::io::stderr(), "error: {message}");
+                crate::host::print_error(&f.message);
             }
             f.status
         }

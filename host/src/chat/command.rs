@@ -45,7 +45,7 @@ pub fn run(args: ChatArgs, color: bool, no_workspace: bool, trust_workspace: boo
         Ok(status) => status,
         Err(f) => {
             if !f.message.is_empty() {
-                let _ = writeln!(std::io::stderr(), "error: {}", f.message);
+                crate::host::print_error(&f.message);
             }
             f.status
         }

@@ -447,14 +447,9 @@ pub fn init(no_workspace: bool, trust_workspace: bool, may_ask: bool) -> Result<
             config
                 .warnings
                 .extend(unknown_credentials(&config, &opts.paths));
-            let mut err = std::io::stderr().lock();
             for w in &config.warnings {
-                let _ = std::io::Write::write_all(
-                    &mut err,
-                    format!("warning: {}\n", w.render()).as_bytes(),
-                );
+                crate::host::to_stderr(&format!("warning: {}\n", w.render()));
             }
-            drop(err);
             let terminal = may_ask
                 && std::io::IsTerminal::is_terminal(&std::io::stdin())
                 && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -465,17 +460,14 @@ pub fn init(no_workspace: bool, trust_workspace: bool, may_ask: bool) -> Result<
                 trust::Ask::Never
             };
             if let Err(message) = trust::gate(&config, trust_workspace, &opts.paths.data, ask) {
-                let _ = std::io::Write::write_all(
-                    &mut std::io::stderr(),
-                    format!("error: {message}\n").as_bytes(),
-                );
+                crate::host::print_error(&message);
                 return Err(2);
             }
             let config = Arc::new(config);
             Ok(CURRENT.get_or_init(|| config).clone())
         }
         Err(e) => {
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), e.render().as_bytes());
+            crate::host::to_stderr(&e.render());
             Err(2)
         }
     }
