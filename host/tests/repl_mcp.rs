@@ -1,17 +1,18 @@
 //! The REPL's `.info mcp-server NAME` and `.mcp auth NAME`, with the real binary reading its
 //! inputs from a pipe: the fake protected MCP endpoint and authorization server of the login
 //! tests (`tests/oauth/fake_authorization_server.py`, a fake for fault injection that also
-//! answers MCP once given its token) and the test browser of `tests/oauth/browser.py`.
+//! answers MCP once given its token) and the test browser of `tests/oauth/browser.py`; the
+//! login is also run on a pseudo-terminal, as a person at the REPL meets it.
 
 use std::process::{Command, Output, Stdio};
 
 use katari_tests::peers::{self, Peer};
 
-/// `katari repl` in a fresh `KATARI_HOME` holding `config`, fed `inputs`.
-fn repl(home: &std::path::Path, config: &str, inputs: &str) -> Output {
-    std::fs::write(home.join("config.toml"), config).expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_katari"))
-        .args(["--no-workspace", "repl"])
+/// The `katari` command of these tests in `home`, the test browser approving.
+fn katari(home: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_katari"));
+    command
+        .args(args)
         .current_dir(home)
         .env("KATARI_HOME", home)
         .env("NO_COLOR", "1")
@@ -22,7 +23,30 @@ fn repl(home: &std::path::Path, config: &str, inputs: &str) -> Output {
                 peers::repo_root().join("tests/oauth/browser.py").display()
             ),
         )
-        .env("KATARI_TEST_BROWSER", "approve")
+        .env("KATARI_TEST_BROWSER", "approve");
+    command
+}
+
+/// Starts the fake protected server; the peer and the `[mcp.guarded]` table that reaches it.
+fn guarded() -> (Peer, String) {
+    let port = peers::free_port();
+    let mut command = Command::new("python3");
+    command
+        .arg(peers::repo_root().join("tests/oauth/fake_authorization_server.py"))
+        .arg(port.to_string())
+        .arg("good-iss");
+    let peer = Peer::start(command, port);
+    let config = format!(
+        "[mcp.guarded]\nurl = \"{}/mcp\"\noauth = \"guarded-login\"\n",
+        peer.base()
+    );
+    (peer, config)
+}
+
+/// `katari repl` in a fresh `KATARI_HOME` holding `config`, fed `inputs`.
+fn repl(home: &std::path::Path, config: &str, inputs: &str) -> Output {
+    std::fs::write(home.join("config.toml"), config).expect("config");
+    let mut child = katari(home, &["--no-workspace", "repl"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -35,18 +59,8 @@ fn repl(home: &std::path::Path, config: &str, inputs: &str) -> Output {
 
 #[test]
 fn mcp_auth_logs_in_and_reattaches_the_server() {
-    let port = peers::free_port();
-    let mut command = Command::new("python3");
-    command
-        .arg(peers::repo_root().join("tests/oauth/fake_authorization_server.py"))
-        .arg(port.to_string())
-        .arg("good-iss");
-    let peer = Peer::start(command, port);
+    let (_peer, config) = guarded();
     let home = tempfile::tempdir().expect("a temporary home");
-    let config = format!(
-        "[mcp.guarded]\nurl = \"{}/mcp\"\noauth = \"guarded-login\"\n",
-        peer.base()
-    );
     let out = repl(
         home.path(),
         &config,
@@ -162,4 +176,34 @@ fn info_mcp_server_shows_filters_catalog_and_offered_functions() {
         chat.contains("functions offered to the model: mcp_search_everything, mcp_describe_everything, mcp_invoke_everything, mcp_read_everything, mcp_prompt_everything\n"),
         "{chat}"
     );
+}
+
+/// `.mcp auth` at the terminal: the authorization URL is shown, the browser approves, and the
+/// chat's prompt comes back with the server re-attached.
+#[cfg(unix)]
+#[test]
+fn mcp_auth_on_a_terminal() {
+    use rexpect::session::spawn_command;
+    let (_peer, config) = guarded();
+    let home = tempfile::tempdir().expect("a temporary home");
+    std::fs::write(home.path().join("config.toml"), config).expect("config");
+    let command = katari(home.path(), &["--no-workspace", "repl"]);
+    let mut s = spawn_command(command, Some(30_000)).expect("katari starts on a pty");
+    s.exp_string("kt> ").expect("the REPL's prompt");
+    s.send_line(".info mcp-server guarded").expect("type");
+    s.exp_string("capabilities: not connected; capabilities unknown")
+        .expect("the server is not connected before the login");
+    s.exp_string("kt> ").expect("the prompt");
+    s.send_line(".mcp auth guarded").expect("type");
+    s.exp_string("/authorize?")
+        .expect("the authorization URL is shown");
+    s.exp_string("(logged in as 'guarded-login'; MCP server 'guarded' re-attached: tools)")
+        .expect("the server is re-attached");
+    s.exp_string("kt> ").expect("the prompt");
+    s.send_line(".info mcp-server guarded").expect("type");
+    s.exp_string("catalog: 1 tools (1 allowed)")
+        .expect("the re-attached server lists its tool");
+    s.exp_string("kt> ").expect("the prompt");
+    s.send_line(".exit").expect("type");
+    s.exp_eof().expect("the REPL ends");
 }
