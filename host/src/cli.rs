@@ -64,7 +64,7 @@ pub enum Command {
         exit status is 1 when any input produced an error."
     )]
     Repl,
-    /// MCP: OAuth login and credentials, publish script agents, generate typed bindings, list servers.
+    /// MCP: add, remove, show and list servers, OAuth login and credentials, publish script agents, generate typed bindings.
     Mcp {
         #[command(subcommand)]
         command: McpTop,
@@ -319,7 +319,8 @@ pub enum AgentCommand {
     },
 }
 
-/// The `mcp` subcommands: those of [`McpCommand`] (handled by `login.rs`), `serve`, `pull` and `list`.
+/// The `mcp` subcommands: those of [`McpCommand`] (handled by `login.rs`), `serve`, `pull`,
+/// `list`, `add`, `remove` and `get`.
 #[derive(Debug, Subcommand)]
 pub enum McpTop {
     #[command(flatten)]
@@ -345,6 +346,109 @@ pub enum McpTop {
     Pull(PullArgs),
     /// List the configured MCP servers; --probe connects to each one.
     List(ListArgs),
+    /// Add an MCP server to config.toml (user) or .katari/config.toml (workspace).
+    #[command(
+        long_about = "Add an MCP server as [mcp.NAME] to the user's config.toml (the default) or, \
+        with --scope workspace, to the workspace's .katari/config.toml (created in the current \
+        folder when there is no workspace). Every comment and all formatting of the file are kept.\n\n\
+        A stdio server's command and arguments follow `--`: katari mcp add fs -- npx -y \
+        @modelcontextprotocol/server-filesystem /tmp. A remote server takes --url (Streamable \
+        HTTP, or --transport sse). Env and header values that are secrets must be references: \
+        secret:KEY (a key of secrets.toml) or ${VAR} (an environment variable); a literal value \
+        that looks like a secret is refused.",
+        after_help = "Examples:\n  katari mcp add fs -- npx -y @modelcontextprotocol/server-filesystem /tmp\n  \
+        katari mcp add github --url https://api.example.com/mcp --header Authorization=secret:GITHUB_AUTH\n  \
+        katari mcp add local --scope workspace --env LOG_LEVEL=debug -- ./server.sh"
+    )]
+    Add(AddArgs),
+    /// Remove an MCP server from the configuration file that defines it.
+    Remove {
+        /// The server's name.
+        #[arg(value_name = "NAME")]
+        server: String,
+        /// Remove it from this file when both define it (default: the one in effect).
+        #[arg(long, value_enum, value_name = "SCOPE")]
+        scope: Option<McpScope>,
+    },
+    /// Show one configured MCP server as it is in effect (secrets shown as references).
+    Get {
+        /// The server's name.
+        #[arg(value_name = "NAME")]
+        server: String,
+        /// Print a JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which configuration file `mcp add` and `mcp remove` edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpScope {
+    /// config.toml in the user's configuration folder.
+    User,
+    /// .katari/config.toml of the workspace.
+    Workspace,
+}
+
+/// The transport of a remote server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RemoteTransport {
+    /// Streamable HTTP.
+    Http,
+    /// The legacy HTTP+SSE transport.
+    Sse,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The server's name (letters, digits, `_` and `-`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// The file to add it to: the user's config.toml or the workspace's .katari/config.toml.
+    #[arg(long, value_enum, value_name = "SCOPE", default_value_t = McpScope::User)]
+    pub scope: McpScope,
+
+    /// The URL of a remote server (http or https).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+
+    /// The remote transport (default http: Streamable HTTP).
+    #[arg(long, value_enum, value_name = "TRANSPORT", requires = "url")]
+    pub transport: Option<RemoteTransport>,
+
+    /// An environment variable of a stdio server, as K=V (V may be secret:KEY or ${VAR});
+    /// repeatable.
+    #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
+    pub env: Vec<String>,
+
+    /// A header of a remote server, as K=V (V may be secret:KEY or ${VAR}); repeatable.
+    #[arg(long = "header", value_name = "K=V", requires = "url")]
+    pub headers: Vec<String>,
+
+    /// The folder a stdio server starts in.
+    #[arg(long, value_name = "DIR", conflicts_with = "url")]
+    pub cwd: Option<PathBuf>,
+
+    /// The description shown to the model.
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+
+    /// Authenticate a remote server with this stored OAuth credential (see `katari mcp login`).
+    #[arg(long, value_name = "CREDENTIAL", requires = "url")]
+    pub oauth: Option<String>,
+
+    /// Offer only the tools matching this glob (allowed_tools); repeatable.
+    #[arg(long = "allowed-tool", value_name = "GLOB")]
+    pub allowed_tools: Vec<String>,
+
+    /// Never offer the tools matching this glob (denied_tools); repeatable.
+    #[arg(long = "denied-tool", value_name = "GLOB")]
+    pub denied_tools: Vec<String>,
+
+    /// The command of a stdio server and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

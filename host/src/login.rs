@@ -69,6 +69,21 @@ pub fn run(command: McpCommand) -> u8 {
     }
 }
 
+/// Logs in at `url` and stores the credential as `name`, as `katari mcp login --url URL --name
+/// NAME` does (the REPL's `.mcp auth`); `Err` carries the message.
+pub fn login_as(url: &str, name: &str) -> Result<(), String> {
+    let args = LoginArgs {
+        url: url.to_string(),
+        name: name.to_string(),
+        scope: None,
+        no_browser: false,
+        client_id: None,
+        client_secret_env: None,
+        timeout: 300,
+    };
+    login(&args, &Paths::from_env()).map_err(|fail| fail.message)
+}
+
 /// The credential name grammar of `host.md` §13.1.1.
 fn check_name(name: &str) -> Result<(), Fail> {
     if name.is_empty() {

@@ -122,6 +122,24 @@ fn main() -> ExitCode {
             Ok(config) => ExitCode::from(mcp_cmd::list::run(&config, args.probe, args.json)),
             Err(code) => code,
         },
+        Some(Command::Mcp {
+            command: cli::McpTop::Add(args),
+        }) => match config() {
+            Ok(config) => ExitCode::from(mcp_cmd::servers::add(&config, args, no_workspace)),
+            Err(code) => code,
+        },
+        Some(Command::Mcp {
+            command: cli::McpTop::Remove { server, scope },
+        }) => match config() {
+            Ok(config) => ExitCode::from(mcp_cmd::servers::remove(&config, &server, scope)),
+            Err(code) => code,
+        },
+        Some(Command::Mcp {
+            command: cli::McpTop::Get { server, json },
+        }) => match config() {
+            Ok(config) => ExitCode::from(mcp_cmd::servers::get(&config, &server, json)),
+            Err(code) => code,
+        },
         Some(Command::Config { command }) => {
             ExitCode::from(config::command(command, no_workspace, trust_workspace))
         }

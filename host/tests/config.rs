@@ -348,7 +348,7 @@ error: T/home/config.toml:5: llm.local.api_key: no secret 'MISSING' in T/home/se
 error: T/home/config.toml:9: mcp.gh.headers.Authorization: environment variable KATARI_E2E_UNSET_TOKEN is not set
   fix: export the variable, or give a default with ${VAR:-default}
 error: T/home/config.toml:10: mcp.gh.surprise: unknown key 'surprise'
-  fix: the keys of a server entry are: type, command, args, env, cwd, url, headers, oauth, description, connect_timeout_secs, request_timeout_secs
+  fix: the keys of a server entry are: type, command, args, env, cwd, url, headers, oauth, description, connect_timeout_secs, request_timeout_secs, allowed_tools, denied_tools
 "
     );
 

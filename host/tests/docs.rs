@@ -613,7 +613,8 @@ fn check_command(args: &[String]) -> Result<(), String> {
     if args.get(path.len()).is_some_and(|w| !w.starts_with('-')) && !subcommands(&text).is_empty() {
         return Err(format!("`katari {}`: no such command", args.join(" ")));
     }
-    for word in args {
+    // Words after a bare `--` are the command's own (`mcp add NAME -- COMMAND ARGS…`).
+    for word in args.iter().take_while(|w| w.as_str() != "--") {
         let flag = word.split('=').next().unwrap_or(word);
         let known = if let Some(long) = flag.strip_prefix("--") {
             long.is_empty()

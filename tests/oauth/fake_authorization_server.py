@@ -3,7 +3,9 @@ login tests (host/tests/login_hardening.rs). It is not an OAuth implementation: 
 client, accepts every code and grants a fixed token. It exists to serve what a real server must
 never serve: metadata of another issuer, endpoints at link-local or private addresses, and
 redirects with a chosen RFC 9207 `iss`. The real OAuth peers are the conformance suite and the
-fastmcp server (fastmcp_oauth_server.py).
+fastmcp server (fastmcp_oauth_server.py). A request to /mcp that carries the fixed token gets the
+smallest Streamable HTTP MCP server that answers (one tool, JSON replies), so a host can be seen
+to use the credential after logging in (the REPL's `.mcp auth`, host/tests/repl_mcp.rs).
 
 Usage: PORT MODE, on 127.0.0.1. Modes:
   good-iss             advertises `iss` support and sends the right `iss`: the login succeeds
@@ -65,6 +67,29 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def mcp(self, body):
+        message = json.loads(body or b"{}")
+        if "id" not in message:
+            self.reply(202)
+            return
+        method = message.get("method")
+        if method == "initialize":
+            version = (message.get("params") or {}).get("protocolVersion", "2025-06-18")
+            result = {"protocolVersion": version, "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "fake-protected", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}]}
+        elif method == "ping":
+            result = {}
+        else:
+            self.reply(200, {"jsonrpc": "2.0", "id": message["id"],
+                             "error": {"code": -32601, "message": "Method not found"}})
+            return
+        self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def do_DELETE(self):
+        self.reply(405)
+
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         if url.path == "/.well-known/oauth-protected-resource/mcp":
@@ -81,14 +106,18 @@ class Handler(BaseHTTPRequestHandler):
                 back["iss"] = "https://attacker.example/"
             location = q["redirect_uri"] + "?" + urllib.parse.urlencode(back)
             self.reply(302, headers=[("Location", location)])
+        elif url.path == "/mcp":
+            self.reply(405)
         else:
             self.reply(404, {"error": "not_found"})
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
+        body = self.rfile.read(length)
         path = urllib.parse.urlsplit(self.path).path
-        if path == "/mcp":
+        if path == "/mcp" and self.headers.get("Authorization") == "Bearer fake-access":
+            self.mcp(body)
+        elif path == "/mcp":
             challenge = f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
             self.reply(401, headers=[("WWW-Authenticate", challenge)])
         elif path == "/register":

@@ -20,6 +20,7 @@ use super::lens::{self, Lens, SystemOverrides};
 use super::render::Renderer;
 use super::scripts::{Person, ScriptTools};
 use super::secret::GetSecret;
+use crate::config::tools::{Layer, ToolFilter, ToolRules};
 use crate::config::{Config, LlmKind, Params, Server};
 use crate::meta::{MetaServer, MetaTools};
 use crate::paths::Paths;
@@ -534,6 +535,11 @@ impl Chat {
         names
     }
 
+    /// The server `name` if this chat connected it, enabled now or not.
+    pub fn connected(&self, name: &str) -> Option<MetaServer> {
+        self.mcp.iter().find(|s| s.name() == name).cloned()
+    }
+
     /// The enabled servers this chat has connected so far, connecting none (the REPL's
     /// completion never starts a server, §12.7.3).
     pub fn servers_so_far(&self) -> Vec<MetaServer> {
@@ -564,10 +570,45 @@ impl Chat {
             }
             self.mcp.extend(tools.servers().iter().cloned());
         }
-        enabled
+        let servers: Vec<MetaServer> = enabled
             .iter()
             .filter_map(|n| self.mcp.iter().find(|s| s.name() == n.as_str()).cloned())
-            .collect()
+            .collect();
+        for server in &servers {
+            server.set_filter(self.tool_filter(server.name(), server.sanitised()));
+        }
+        servers
+    }
+
+    /// The tool allow-lists of server `name` in this chat, least specific first: the server's
+    /// `[mcp.NAME]`, the project's `mcp_servers` entry, the agent's membership in the project,
+    /// then `--allow-tool` (`config::tools` says how they combine).
+    pub fn tool_filter(&self, name: &str, sanitised: &str) -> ToolFilter {
+        let mut layers = Vec::new();
+        if let Some(server) = self.config.servers.get(name) {
+            layers.push((Layer::Server, server.tools.clone()));
+        }
+        if let Some(project) = &self.lens.project {
+            if let Some(rules) = project.server_tools.get(name) {
+                layers.push((Layer::Project(project.name.clone()), rules.clone()));
+            }
+            if let Some(agent) = &self.lens.agent
+                && let Some(membership) = agent.membership(&project.name)
+            {
+                layers.push((
+                    Layer::Membership {
+                        agent: agent.name.clone(),
+                        project: project.name.clone(),
+                    },
+                    ToolRules::for_server(&membership.tools, name, sanitised),
+                ));
+            }
+        }
+        layers.retain(|(_, rules)| !rules.is_empty());
+        ToolFilter {
+            layers,
+            session: self.allow_tools.clone(),
+        }
     }
 
     /// The functions the next turn would offer the model, in order (the REPL's `.list tools`

@@ -1,5 +1,5 @@
 //! Edits of `config.toml` made by commands (`host.md` §4.8): `agent join` and `agent leave`,
-//! and `delete agent|project|membership`.
+//! `delete agent|project|membership`, `/save`, and `mcp add|remove`.
 //!
 //! Each edit works on the file that defines the entity (its `Origin`; the workspace file when
 //! the entity is shadowed there) through `toml_edit`, so every comment, blank line, key order and
@@ -56,6 +56,8 @@ struct Open {
     path: PathBuf,
     original: String,
     doc: DocumentMut,
+    /// The file did not exist: it is created (with its folder) when the edits are written.
+    created: bool,
 }
 
 /// A set of edits over the configuration files, validated and written together by
@@ -63,6 +65,9 @@ struct Open {
 pub struct Edits<'c> {
     config: &'c Config,
     open: Vec<Open>,
+    /// The files the edited configuration is validated as: the configuration's own, or with a
+    /// workspace that an edit creates ([`Edits::create_workspace`]).
+    files: super::Files,
 }
 
 impl<'c> Edits<'c> {
@@ -70,16 +75,30 @@ impl<'c> Edits<'c> {
         Edits {
             config,
             open: Vec::new(),
+            files: config.files.clone(),
         }
     }
 
-    /// The document of `path`, read and parsed on first use.
+    /// Makes `root` the workspace of the edited configuration, for an edit that creates its
+    /// `.katari/config.toml` where no workspace was found.
+    pub fn create_workspace(&mut self, root: &Path) {
+        self.files.workspace = Some(root.to_path_buf());
+    }
+
+    /// The document of `path`, read and parsed on first use; a file that does not exist is an
+    /// empty document, created when the edits are written.
     fn doc(&mut self, path: &Path) -> Result<&mut DocumentMut, EditError> {
         let index = match self.open.iter().position(|o| o.path == path) {
             Some(index) => index,
             None => {
-                let original = std::fs::read_to_string(path)
-                    .map_err(|e| EditError::io(format!("cannot read {}: {e}", path.display())))?;
+                let created = !path.exists() && std::fs::symlink_metadata(path).is_err();
+                let original = if created {
+                    String::new()
+                } else {
+                    std::fs::read_to_string(path).map_err(|e| {
+                        EditError::io(format!("cannot read {}: {e}", path.display()))
+                    })?
+                };
                 let doc = original.parse::<DocumentMut>().map_err(|e| {
                     EditError::usage(format!(
                         "cannot edit {}: it is not valid TOML ({})",
@@ -91,6 +110,7 @@ impl<'c> Edits<'c> {
                     path: path.to_path_buf(),
                     original,
                     doc,
+                    created,
                 });
                 self.open.len() - 1
             }
@@ -212,6 +232,81 @@ impl<'c> Edits<'c> {
         })
     }
 
+    /// Adds `[mcp.NAME]` with `fields` (in this order) at the end of `file`, or inside an
+    /// inline `mcp = { … }` table when the file keeps its servers that way.
+    pub fn add_server(
+        &mut self,
+        file: &Path,
+        name: &str,
+        fields: Vec<(&str, Value)>,
+    ) -> Result<(), EditError> {
+        let doc = self.doc(file)?;
+        if doc
+            .get("mcp")
+            .and_then(Item::as_table_like)
+            .is_some_and(|t| t.contains_key(name))
+        {
+            return Err(EditError::usage(format!(
+                "{} already defines [mcp.{name}]",
+                file.display()
+            )));
+        }
+        let last = doc
+            .as_table()
+            .iter()
+            .fold(None, |best, (_, item)| match item {
+                Item::Table(t) => best.max(last_position(t)),
+                Item::ArrayOfTables(ts) => ts.iter().fold(best, |b, t| b.max(last_position(t))),
+                _ => best,
+            });
+        if !doc.contains_key("mcp") {
+            let mut servers = Table::new();
+            servers.set_implicit(true);
+            doc.insert("mcp", Item::Table(servers));
+        }
+        match doc.get_mut("mcp") {
+            Some(Item::Table(servers)) => {
+                let mut table = Table::new();
+                for (key, value) in fields {
+                    table.insert(key, Item::Value(value));
+                }
+                // After every table the file has, so the new server is the file's last lines.
+                table.set_position(last.map_or(0, |p| p + 1));
+                servers.insert(name, Item::Table(table));
+            }
+            Some(Item::Value(Value::InlineTable(servers))) => {
+                let mut table = InlineTable::new();
+                for (key, value) in fields {
+                    table.insert(key, value);
+                }
+                table.fmt();
+                servers.insert(name, Value::InlineTable(table));
+            }
+            _ => {
+                return Err(EditError::usage(format!(
+                    "{}: mcp is not a table, so a server cannot be added to it",
+                    file.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes `[mcp.NAME]` from `file`; the `mcp` key goes when its last server does and it
+    /// was only the parent of the servers' headers.
+    pub fn remove_server(&mut self, file: &Path, name: &str) -> Result<(), EditError> {
+        self.remove_entity(file, "mcp", name)?;
+        let doc = self.doc(file)?;
+        let empty_parent = match doc.get("mcp") {
+            Some(Item::Table(t)) => t.is_implicit() && t.is_empty(),
+            _ => false,
+        };
+        if empty_parent {
+            doc.remove("mcp");
+        }
+        Ok(())
+    }
+
     /// The files whose text the edits change, with the new text.
     fn changed(&self) -> Vec<(PathBuf, String)> {
         self.open
@@ -227,7 +322,7 @@ impl<'c> Edits<'c> {
     /// Returns the configuration after the edits.
     pub fn commit(self) -> Result<Config, EditError> {
         let changed = self.changed();
-        let after = validate(self.config, &changed).map_err(|e| {
+        let after = validate(self.config, &self.files, &changed).map_err(|e| {
             let files: Vec<String> = changed
                 .iter()
                 .map(|(p, _)| p.display().to_string())
@@ -243,6 +338,12 @@ impl<'c> Edits<'c> {
             ))
         })?;
         for (path, text) in &changed {
+            let created = self.open.iter().any(|o| &o.path == path && o.created);
+            if created && let Some(folder) = path.parent() {
+                std::fs::create_dir_all(folder).map_err(|e| {
+                    EditError::io(format!("cannot create {}: {e}", folder.display()))
+                })?;
+            }
             write_through(path, text)?;
         }
         keep_approval(self.config, &after);
@@ -252,8 +353,19 @@ impl<'c> Edits<'c> {
 
 /// An approved workspace configuration stays approved through katari's own edits of its files:
 /// the person asked for the edit, so the new hash is recorded next to the old one. A workspace
-/// trusted only by `--trust-workspace` (nothing stored) stays unstored.
+/// trusted only by `--trust-workspace` (nothing stored) stays unstored. A workspace the edit
+/// created (`mcp add --scope workspace` where there was none) holds only what the person asked
+/// for, so it is approved as written.
 fn keep_approval(before: &Config, after: &Config) {
+    if before.files.workspace.is_none()
+        && let (Some(root), Some(new)) = (&after.files.workspace, &after.workspace_hash)
+    {
+        if let Ok(store) = crate::store::Store::open_in(&Paths::from_env().data) {
+            // A failure to store only means the person is asked next time.
+            let _ = store.approve(root, new);
+        }
+        return;
+    }
     let (Some(root), Some(old), Some(new)) = (
         &before.files.workspace,
         &before.workspace_hash,
@@ -387,15 +499,19 @@ fn tidy_header(line: &str) -> String {
 
 /// The configuration loaded from the same files as `config`, with `texts` in place of some of
 /// them.
-fn validate(config: &Config, texts: &[(PathBuf, String)]) -> Result<Config, LoadError> {
+fn validate(
+    config: &Config,
+    files: &super::Files,
+    texts: &[(PathBuf, String)],
+) -> Result<Config, LoadError> {
     let opts = LoadOptions {
         paths: Paths::from_env(),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-        no_workspace: config.files.workspace.is_none(),
+        no_workspace: files.workspace.is_none(),
         trust_workspace: config.trust_workspace,
         env: &|name| std::env::var(name).ok(),
     };
-    merge::load_files_with(config.files.clone(), &opts, texts)
+    merge::load_files_with(files.clone(), &opts, texts)
 }
 
 /// Adds the membership of the agent `item` in `project`, or updates the `role` and `llm` of the
@@ -821,5 +937,68 @@ mod tests {
         let text = "[agent.a]\nllm = \"x\"";
         let joined = join(text, "a", "p", Change::Keep);
         assert_eq!(leave(&joined, "a", "p"), text);
+    }
+}
+
+#[cfg(test)]
+mod server_tests {
+    use super::*;
+
+    fn add(text: &str, name: &str, fields: Vec<(&str, Value)>) -> String {
+        let mut doc: DocumentMut = text.parse().expect("valid TOML");
+        let path = Path::new("config.toml");
+        let mut edits = Edits {
+            config: &Config::default(),
+            open: vec![Open {
+                path: path.to_path_buf(),
+                original: text.to_string(),
+                doc: doc.clone(),
+                created: false,
+            }],
+            files: super::super::Files::default(),
+        };
+        edits.add_server(path, name, fields).expect("added");
+        doc = edits.open.remove(0).doc;
+        render(&doc, text)
+    }
+
+    fn remove(text: &str, name: &str) -> String {
+        let path = Path::new("config.toml");
+        let mut edits = Edits {
+            config: &Config::default(),
+            open: vec![Open {
+                path: path.to_path_buf(),
+                original: text.to_string(),
+                doc: text.parse().expect("valid TOML"),
+                created: false,
+            }],
+            files: super::super::Files::default(),
+        };
+        edits.remove_server(path, name).expect("removed");
+        render(&edits.open.remove(0).doc, text)
+    }
+
+    const FILE: &str = "# mine\n\n[llm.local]   # laptop\nkind = \"openai\"\nmodel = \"m\"\n";
+
+    #[test]
+    fn servers_under_an_explicit_mcp_table_or_inline_table_stay_so() {
+        let text = "[mcp]\n# mine\n[mcp.a]\ncommand = \"a\"\n";
+        let added = add(text, "b", vec![("command", Value::from("b"))]);
+        assert_eq!(added, format!("{text}\n[mcp.b]\ncommand = \"b\"\n"));
+        assert_eq!(remove(&added, "b"), text);
+        let inline = "mcp = { a = { command = \"a\" } }\n";
+        let added = add(inline, "b", vec![("command", Value::from("b"))]);
+        assert_eq!(
+            added,
+            "mcp = { a = { command = \"a\" } , b = { command = \"b\" } }\n"
+        );
+        assert_eq!(remove(&added, "b"), inline);
+    }
+
+    #[test]
+    fn a_server_goes_at_the_end_and_comes_out_again() {
+        let added = add(FILE, "fs", vec![("command", Value::from("npx"))]);
+        assert_eq!(added, format!("{FILE}\n[mcp.fs]\ncommand = \"npx\"\n"));
+        assert_eq!(remove(&added, "fs"), FILE);
     }
 }

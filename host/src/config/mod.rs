@@ -20,6 +20,7 @@ pub mod show;
 pub mod snippet;
 #[cfg(test)]
 mod tests;
+pub mod tools;
 pub mod trust;
 
 use std::collections::BTreeMap;
@@ -31,7 +32,7 @@ use indexmap::IndexMap;
 
 use crate::paths::Paths;
 pub use secrets::Secrets;
-pub use server::Server;
+pub use server::{Server, Transport};
 
 /// The membership roles (§4.6.2). Adding a role is a one-line change here; the database stores
 /// roles as plain text.
@@ -196,6 +197,9 @@ pub struct Project {
     pub llm_model: Option<String>,
     pub prompts: Vec<Prompt>,
     pub mcp_servers: Vec<String>,
+    /// The `allowed_tools` and `denied_tools` of `mcp_servers` entries written as tables, by
+    /// server name.
+    pub server_tools: BTreeMap<String, tools::ToolRules>,
     /// Resolved against the declaring file's folder.
     pub scripts: Vec<PathBuf>,
 }
@@ -226,6 +230,8 @@ pub struct Membership {
     pub project: String,
     pub role: Option<String>,
     pub llm: Option<String>,
+    /// `allowed_tools` and `denied_tools` (`SERVER/GLOB` patterns).
+    pub tools: tools::MembershipRules,
     /// The line of the entry in the agent's file.
     pub line: usize,
 }

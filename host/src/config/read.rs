@@ -8,6 +8,8 @@ use serde_json::Value;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+mod tool_lists;
+
 use super::merge::Report;
 use super::server::{self, Field, Server};
 use super::{
@@ -133,7 +135,7 @@ const PARAM_KEYS: &[&str] = &[
     "extra",
 ];
 const PERSONALITY_KEYS: &[&str] = &["description", "prompts"];
-const MEMBERSHIP_KEYS: &[&str] = &["project", "role", "llm"];
+const MEMBERSHIP_KEYS: &[&str] = &["project", "role", "llm", "allowed_tools", "denied_tools"];
 const PROMPT_KEYS: &[&str] = &["text", "file", "priority"];
 const CHAT_KEYS: &[&str] = &[
     "max_tool_rounds",
@@ -707,7 +709,7 @@ impl Reader<'_, '_> {
         }
         let llm_model = self.string(t, &p, "llm_model").map(|s| s.0);
         let prompts = self.prompts(t, &p, "prompts");
-        let servers = self.strings(t, &p, "mcp_servers");
+        let (servers, server_tools) = self.mcp_servers(t, &p);
         for (i, (s, sline)) in servers.iter().enumerate() {
             self.reference(RefKind::Server, s, *sline, format!("{p}.mcp_servers[{i}]"));
         }
@@ -728,6 +730,7 @@ impl Reader<'_, '_> {
             llm_model,
             prompts,
             mcp_servers: servers.into_iter().map(|s| s.0).collect(),
+            server_tools,
             scripts,
         });
     }
@@ -955,6 +958,7 @@ impl Reader<'_, '_> {
             if let Some((l, lline)) = &llm {
                 self.reference(RefKind::Llm, l, *lline, format!("{key}.llm"));
             }
+            let tools = self.membership_rules(m, &key);
             if self.r.problems.len() > before {
                 continue;
             }
@@ -963,6 +967,7 @@ impl Reader<'_, '_> {
                     project,
                     role: role.map(|r| r.0),
                     llm: llm.map(|l| l.0),
+                    tools,
                     line,
                 });
             }

@@ -31,6 +31,8 @@ pub struct Server {
     pub description: Option<String>,
     pub connect_timeout_secs: u64,
     pub request_timeout_secs: u64,
+    /// `allowed_tools` and `denied_tools` (only in `[mcp.NAME]`).
+    pub tools: super::tools::ToolRules,
     /// The entry as written (for `config show` and the workspace approval hash).
     pub written: serde_json::Map<String, Value>,
 }
@@ -157,6 +159,8 @@ const TOML_KEYS: &[&str] = &[
     "description",
     "connect_timeout_secs",
     "request_timeout_secs",
+    "allowed_tools",
+    "denied_tools",
 ];
 const FIELDS_FIX: &str = "a stdio server takes command, args, env and cwd; an http or sse server \
     takes url and headers; keep the fields of one type";
@@ -323,6 +327,34 @@ pub(super) fn parse(
             }
         }
     };
+    let globs = |k: &str, r: &mut Report<'_>| -> Option<Vec<super::tools::ToolGlob>> {
+        let f = get(k).filter(|_| toml)?;
+        let Some(items) = f
+            .value
+            .as_array()
+            .filter(|a| a.iter().all(Value::is_string))
+        else {
+            r.error(
+                f.line,
+                format!("{key}.{k}"),
+                "must be an array of tool names or globs",
+                format!("write {k} = [\"list_*\", \"get_file\"]"),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match super::tools::ToolGlob::new(item.as_str().unwrap_or_default()) {
+                Ok(glob) => out.push(glob),
+                Err(why) => r.error(f.line, format!("{key}.{k}"), why, super::tools::GLOB_FIX),
+            }
+        }
+        Some(out)
+    };
+    let tools = super::tools::ToolRules {
+        allowed: globs("allowed_tools", r),
+        denied: globs("denied_tools", r).unwrap_or_default(),
+    };
     let connect_timeout_secs = timeout("connect_timeout_secs", 30, r);
     let request_timeout_secs = timeout("request_timeout_secs", 120, r);
     let dir = r.dir();
@@ -487,6 +519,7 @@ pub(super) fn parse(
         description,
         connect_timeout_secs,
         request_timeout_secs,
+        tools,
         written,
     })
 }

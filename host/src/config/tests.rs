@@ -359,7 +359,7 @@ fn unknown_keys_fail_in_mcp_tables() {
     assert_eq!(
         f.problems(),
         [
-            "T/home/config.toml:3: mcp.a.disabled: unknown key 'disabled'\n  fix: the keys of a server entry are: type, command, args, env, cwd, url, headers, oauth, description, connect_timeout_secs, request_timeout_secs",
+            "T/home/config.toml:3: mcp.a.disabled: unknown key 'disabled'\n  fix: the keys of a server entry are: type, command, args, env, cwd, url, headers, oauth, description, connect_timeout_secs, request_timeout_secs, allowed_tools, denied_tools",
             "T/home/config.toml:4: mcp.a.comand: unknown key 'comand'\n  fix: did you mean 'command'?",
         ]
     );

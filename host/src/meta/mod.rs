@@ -49,6 +49,7 @@ use serde_json::{Map, Value, json};
 use self::args::Args;
 use self::catalog::{Catalog, Entry, Kind};
 pub use self::spill::Spill;
+use crate::config::tools::{Layer, ToolFilter};
 use crate::config::{Config, Server};
 use crate::paths::Paths;
 
@@ -88,23 +89,6 @@ impl Op {
             Op::Read => "read",
             Op::Prompt => "prompt",
         }
-    }
-}
-
-/// The `--allow-tool` patterns (§7.6.4): `SERVER/TOOL` or `SERVER/*`, SERVER being the
-/// configured or the sanitised name. No patterns, no restriction; patterns that name no MCP
-/// tool (only `kt_` names) allow no MCP tool.
-#[derive(Clone, Debug, Default)]
-struct Allow(Vec<String>);
-
-impl Allow {
-    fn allows(&self, name: &str, sanitised: &str, tool: &str) -> bool {
-        self.0.is_empty()
-            || self.0.iter().any(|p| {
-                p.split_once('/').is_some_and(|(server, pattern)| {
-                    (server == name || server == sanitised) && (pattern == "*" || pattern == tool)
-                })
-            })
     }
 }
 
@@ -156,7 +140,9 @@ struct Inner {
     /// One catalog fetch at a time; concurrent searches wait for it and share it.
     fetching: tokio::sync::Mutex<()>,
     spill: Spill,
-    allow: Allow,
+    /// Which tools may be used (§7.6.4 and the configured allow-lists); the chat sets it
+    /// afresh before each turn.
+    filter: std::sync::RwLock<ToolFilter>,
     /// Why the server may not be started (an unapproved workspace server, §9.4.3): every
     /// request fails with this message.
     refusal: Option<String>,
@@ -214,7 +200,7 @@ impl MetaServer {
                 cache: Mutex::new(None),
                 fetching: tokio::sync::Mutex::new(()),
                 spill,
-                allow: Allow(allow),
+                filter: std::sync::RwLock::new(ToolFilter::session(allow)),
                 refusal: None,
             }),
         }
@@ -234,7 +220,7 @@ impl MetaServer {
                 cache: Mutex::new(None),
                 fetching: tokio::sync::Mutex::new(()),
                 spill: inner.spill.clone(),
-                allow: inner.allow.clone(),
+                filter: std::sync::RwLock::new(self.filter()),
                 refusal: Some(message),
             }),
         }
@@ -413,6 +399,41 @@ impl MetaServer {
         client::disconnect(&self.inner.descriptor);
     }
 
+    /// Closes the session and connects again, forgetting the handshake and the catalog: after
+    /// a login (`.mcp auth`) the new session uses the new credential. The warning of a failed
+    /// connection, as [`MetaServer::connect`] gives it.
+    pub async fn reattach(&self) -> Option<String> {
+        self.close();
+        *self
+            .inner
+            .handshake
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.invalidate();
+        self.connect().await
+    }
+
+    /// How many entries of each kind the catalog has, and how many of its tools the filter
+    /// allows (the REPL's `.info mcp-server`).
+    pub async fn summary(&self) -> Result<Summary, ToolError> {
+        let (catalog, _) = self.catalog(false).await?;
+        let mut summary = Summary::default();
+        for entry in &catalog.entries {
+            match entry.kind {
+                Kind::Tool => {
+                    summary.tools += 1;
+                    if self.allowed(&entry.raw_id) {
+                        summary.allowed_tools += 1;
+                    }
+                }
+                Kind::Resource => summary.resources += 1,
+                Kind::Template => summary.templates += 1,
+                Kind::Prompt => summary.prompts += 1,
+            }
+        }
+        Ok(summary)
+    }
+
     /// Runs the function `function` (one of [`MetaServer::specs`]' names) with `arguments`;
     /// returns the exact text the model receives, or the error payload's content.
     pub async fn call(&self, function: &str, arguments: Value) -> Result<String, ToolError> {
@@ -525,20 +546,49 @@ impl MetaServer {
         ))
     }
 
-    fn allowed(&self, tool: &str) -> bool {
+    /// The tool filter in force.
+    pub fn filter(&self) -> ToolFilter {
         self.inner
-            .allow
-            .allows(&self.inner.name, &self.inner.sanitised, tool)
+            .filter
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    fn denied(&self, tool: &str) -> ToolError {
-        ToolError::new(
-            ErrorKind::Denied,
-            format!(
-                "Tool '{}/{tool}' is not in this chat's --allow-tool list.",
-                self.inner.name
-            ),
-        )
+    /// Replaces the tool filter (the chat's lens or the configuration changed). The search
+    /// index is built for one filter, so a different filter drops the cached catalog and the
+    /// next search lists it afresh.
+    pub fn set_filter(&self, filter: ToolFilter) {
+        let mut current = self
+            .inner
+            .filter
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *current != filter {
+            *current = filter;
+            *self
+                .inner
+                .cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = None;
+        }
+    }
+
+    fn allowed(&self, tool: &str) -> bool {
+        self.check(tool).is_ok()
+    }
+
+    /// `Ok` when `tool` may be used, else the `denied` error naming the list that denies it.
+    fn check(&self, tool: &str) -> Result<(), ToolError> {
+        let filter = self.filter();
+        filter
+            .check(&self.inner.name, &self.inner.sanitised, tool)
+            .map_err(|denial| {
+                ToolError::new(
+                    ErrorKind::Denied,
+                    ToolFilter::message(&denial, &self.inner.name, tool),
+                )
+            })
     }
 
     /// What a rewrite of a result from `source` needs.
@@ -597,8 +647,8 @@ impl MetaServer {
             })?,
         };
         let entry = self.find(kind, id).await?;
-        if kind == Kind::Tool && !self.allowed(&entry.raw_id) {
-            return Err(self.denied(&entry.raw_id));
+        if kind == Kind::Tool {
+            self.check(&entry.raw_id)?;
         }
         Ok(describe::describe(&entry).to_string())
     }
@@ -606,9 +656,7 @@ impl MetaServer {
     async fn invoke(&self, args: &Args<'_>) -> Result<String, ToolError> {
         let tool = args.required("tool")?;
         let arguments = args.object("arguments")?;
-        if !self.allowed(tool) {
-            return Err(self.denied(tool));
-        }
+        self.check(tool)?;
         let mut params = Map::new();
         params.insert("name".into(), json!(tool));
         params.insert("arguments".into(), Value::Object(arguments));
@@ -788,6 +836,17 @@ fn parameters(op: Op) -> Value {
     }
 }
 
+/// The size of a server's catalog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub tools: usize,
+    /// The tools the tool filter allows.
+    pub allowed_tools: usize,
+    pub resources: usize,
+    pub templates: usize,
+    pub prompts: usize,
+}
+
 /// The chat's provider of meta-functions: every enabled server, in order.
 #[derive(Clone, Default)]
 pub struct MetaTools {
@@ -834,6 +893,11 @@ impl MetaTools {
                 spill.clone(),
                 allow.clone(),
             );
+            // The server's own allow-lists; a chat adds its project's and membership's.
+            meta.set_filter(ToolFilter {
+                layers: vec![(Layer::Server, server.tools.clone())],
+                session: allow.clone(),
+            });
             let approval = crate::config::approve::approve(
                 &server,
                 config.trust_workspace,

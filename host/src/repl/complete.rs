@@ -97,8 +97,8 @@ pub fn command(known: &Known, before: &str) -> Option<(usize, Vec<Pair>)> {
         }
         ".mcp" => {
             let pairs = match previous {
-                ".mcp" => choose(&["enable".into(), "disable".into()]),
-                "enable" | "disable" => choose(&known.servers),
+                ".mcp" => choose(&["enable".into(), "disable".into(), "auth".into()]),
+                "enable" | "disable" | "auth" => choose(&known.servers),
                 _ => Vec::new(),
             };
             Some((start, pairs))
@@ -118,6 +118,14 @@ pub fn command(known: &Known, before: &str) -> Option<(usize, Vec<Pair>)> {
             Some((start, choose(&keys)))
         }
         ".prompt" => Some((start, prompt(known, before, start, word))),
+        ".info" => {
+            let pairs = match previous {
+                ".info" => choose(&["mcp-server".into()]),
+                "mcp-server" => choose(&known.servers),
+                _ => Vec::new(),
+            };
+            Some((start, pairs))
+        }
         _ if previous == "--project" && name.starts_with('.') => {
             Some((start, choose(&known.projects)))
         }

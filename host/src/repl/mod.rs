@@ -9,6 +9,7 @@ mod editor;
 mod list;
 mod modes;
 mod prompt;
+mod servers;
 mod session;
 pub mod words;
 

@@ -36,11 +36,11 @@ pub const CHAT_COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "mcp",
-        "offer or withdraw a server's functions in this chat: .mcp enable|disable NAME",
+        "offer or withdraw a server's functions in this chat: .mcp enable|disable NAME; log in to a server and re-attach it: .mcp auth NAME",
     ),
     (
         "info",
-        "mode, lens, llm, thread, overrides, servers, script tools and the last turn's usage",
+        "mode, lens, llm, thread, overrides, servers, script tools and the last turn's usage; .info mcp-server NAME shows one server",
     ),
     ("retry", "send the message of the interrupted turn again"),
     (
@@ -202,6 +202,9 @@ impl<'r> Repl<'r> {
             },
             "prompt" => super::prompt::run(self, rest),
             "list" => super::list::run(self, rest),
+            "info" if words::first(rest).0 == "mcp-server" => {
+                super::servers::info(self, words::first(words::first(rest).1).0)
+            }
             "info" => match self.chat.as_mut() {
                 Some(chat) => chat.info(),
                 None => out(
@@ -212,6 +215,9 @@ impl<'r> Repl<'r> {
                 Some(chat) => chat.temp_role(rest),
                 None => fail(".temp-role works in chat mode; switch with .chat AGENT first."),
             },
+            "mcp" if words::first(rest).0 == "auth" => {
+                super::servers::auth(self, words::first(words::first(rest).1).0)
+            }
             "mcp" => match in_chat {
                 true => super::prompt::mcp(self, rest),
                 false => fail(".mcp works in chat mode."),

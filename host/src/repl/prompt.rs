@@ -123,7 +123,7 @@ fn shown(e: &ToolError) -> String {
 }
 
 /// Runs `work` on the MCP reactor, abandoned when the person presses Ctrl-C (`None`).
-fn wait<T>(work: impl std::future::Future<Output = T>) -> Option<T> {
+pub(super) fn wait<T>(work: impl std::future::Future<Output = T>) -> Option<T> {
     super::interruptible(katari_runtime::reactor::runtime(), work)
 }
 

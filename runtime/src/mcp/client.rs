@@ -742,16 +742,47 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         self.lines.receive()
     }
 
+    /// The MCP stdio shutdown: stdin is closed, then after a short grace the server's process
+    /// group gets SIGTERM, and after another SIGKILL. The graces are short (a one-shot chat
+    /// waits for them after its answer) and every server of a process closes at once
+    /// ([`shutdown`]). The signals go to the group the server leads, so what a launcher
+    /// started (`npx` → `node`) ends with it.
     async fn close(&mut self) -> Result<(), Self::Error> {
+        /// How long a server may take to exit once its stdin is closed, and once it got SIGTERM.
+        const GRACE: Duration = Duration::from_millis(20);
+        // Taken now: once the child is reaped it has no id.
+        let group = self.child.id();
         let _ = self.lines.close().await;
-        if tokio::time::timeout(Duration::from_millis(500), self.child.wait())
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(GRACE, self.child.wait()).await.is_ok() {
+            return Ok(());
+        }
+        signal_group(group, false);
+        let exited = tokio::time::timeout(GRACE, self.child.wait()).await.is_ok();
+        // Whatever of the group outlived its leader, or ignores SIGTERM, is killed.
+        signal_group(group, true);
+        if !exited {
             let _ = self.child.kill().await;
         }
         Ok(())
     }
+}
+
+/// Sends SIGTERM (or SIGKILL when `kill`) to the process group a stdio server leads (its
+/// group id is its pid). A group that is gone already is no error; a group id stays reserved
+/// while any member lives, so it names no other process.
+fn signal_group(group: Option<u32>, kill: bool) {
+    #[cfg(unix)]
+    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
+        use nix::sys::signal::{Signal, killpg};
+        let signal = if kill {
+            Signal::SIGKILL
+        } else {
+            Signal::SIGTERM
+        };
+        let _ = killpg(nix::unistd::Pid::from_raw(pid), signal);
+    }
+    #[cfg(not(unix))]
+    let _ = (group, kill);
 }
 
 /// A process-wide counter of sessions, for [`revision`].
