@@ -233,7 +233,7 @@ fn picture(c: char) -> char {
 }
 
 /// `text` with every control character that could drive a terminal shown as a picture
-/// ([`picture`]): file text and messages that quote it are drawn, never obeyed. A carriage
+/// (`picture`): file text and messages that quote it are drawn, never obeyed. A carriage
 /// return that ends a line (`\r\n`) is a line end, not a character, and stays.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(is_hidden_control) {

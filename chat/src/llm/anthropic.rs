@@ -17,7 +17,7 @@
 //! by the API: the request's, else the configured default ([`DEFAULT_MAX_TOKENS`] unless
 //! `[llm.NAME]` sets `max_tokens`). `top_k` is sent; `seed` is not (the API has none).
 //!
-//! The transport is [`crate::llm::http`]'s: redirects within the origin only, timeouts while
+//! The transport is `llm::http`'s: redirects within the origin only, timeouts while
 //! reading, the bounds on a reply, secrets redacted from every error, and retries of HTTP 429,
 //! 503 and 529 (overloaded) honouring `retry-after`.
 

@@ -1,5 +1,5 @@
 //! LLM providers (`host.md` §8) behind one small trait: `openai` (any OpenAI-compatible
-//! endpoint) and `anthropic` (the Messages API), over the transport of [`http`] they share. A provider sends one request and reports
+//! endpoint) and `anthropic` (the Messages API), over the transport of `http` they share. A provider sends one request and reports
 //! the reply's text as it streams; the engine decides everything else (tools, retries of the turn, writing the thread).
 
 pub mod anthropic;

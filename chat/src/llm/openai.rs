@@ -10,7 +10,7 @@
 //!
 //! The transport (redirects within the origin only, timeouts while reading, the bounds on a
 //! reply, retries of HTTP 429 and 503 honouring `Retry-After`, secrets redacted from every
-//! error) is [`crate::llm::http`]'s, shared with the `anthropic` provider. A 10 MB reply is
+//! error) is `llm::http`'s, shared with the `anthropic` provider. A 10 MB reply is
 //! accepted whole.
 
 use std::collections::HashMap;
