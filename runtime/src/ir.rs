@@ -173,7 +173,9 @@ impl Expr {
         }
         match self {
             Expr::Block(_, tail) => pending.push(hollow(tail)),
-            Expr::CallFun { args, .. } => pending.extend(std::mem::take(args).into_iter().flatten()),
+            Expr::CallFun { args, .. } => {
+                pending.extend(std::mem::take(args).into_iter().flatten())
+            }
             Expr::CallNative { args, .. }
             | Expr::Perform { args, .. }
             | Expr::Construct { args, .. }
