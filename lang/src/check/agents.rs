@@ -416,11 +416,13 @@ impl Checker<'_> {
                     } else {
                         "the body's value does not fit the declared return type"
                     };
+                    let from = self.out.diagnostics.len();
                     self.mismatch(ctx.file, span, &value, &written, label);
                     if label.starts_with("a private") {
                         self.last_help(
                             "declare the result `of private`, or make the agent `private agent`",
                         );
+                        self.explain_private_residuals(ctx.file, span, from, &value);
                     }
                 }
                 written
