@@ -360,7 +360,13 @@ impl Checker<'_> {
 
     /// An argument as written, `label = value`, with `…` for a long or multi-line value.
     fn written_argument(&self, file: FileId, label: &str, span: Span) -> String {
-        let text = self.program.sources.get(file).text.get(span.range()).unwrap_or("");
+        let text = self
+            .program
+            .sources
+            .get(file)
+            .text
+            .get(span.range())
+            .unwrap_or("");
         if text.len() <= 60 && !text.contains('\n') && text.contains('=') {
             text.to_string()
         } else {
