@@ -27,6 +27,9 @@ impl Checker<'_> {
                     let from = self.out.diagnostics.len();
                     self.bind_pattern(ctx, pattern, &ty, true);
                     self.explain_private_residuals(ctx.file, e.span, from, &ty);
+                    if let ast::PatternKind::Bind { name, .. } = &pattern.kind {
+                        self.remember_private_residual(ctx.file, name.span, e.span);
+                    }
                 }
                 ItemKind::Use { binder, provider } => {
                     let rest = &items[i + 1..];

@@ -11,6 +11,7 @@ use super::expr::Callee;
 use crate::ast::{self, BinOp, Expr};
 use crate::diag::Code;
 use crate::diag::Label;
+use crate::resolve::Resolution;
 use crate::source::{FileId, Span};
 use crate::types::*;
 
@@ -358,6 +359,21 @@ impl Checker<'_> {
         simple.then(|| text.to_string())
     }
 
+    /// Remembers that the local bound at `name` holds the partial application at `value`, when
+    /// that is one whose residual's result is private.
+    pub(crate) fn remember_private_residual(&mut self, file: FileId, name: Span, value: Span) {
+        let Some(i) = self
+            .private_residuals
+            .iter()
+            .rposition(|r| r.file == file && r.span == value)
+        else {
+            return;
+        };
+        if let Some(Resolution::Local(id)) = self.program.names.get(file, name) {
+            self.private_residual_locals.insert(id, i);
+        }
+    }
+
     /// An argument as written, `label = value`, with `…` for a long or multi-line value.
     fn written_argument(&self, file: FileId, label: &str, span: Span) -> String {
         let text = self
@@ -385,10 +401,21 @@ impl Checker<'_> {
         from: usize,
         found: &Ty,
     ) {
+        // The residual is written inside the value, or the value starts with a local bound to it.
+        let bound = match self.program.names.get(file, within) {
+            Some(Resolution::Local(id)) => self.private_residual_locals.get(&id).copied(),
+            _ => None,
+        };
         let notes: Vec<(Span, String)> = self
             .private_residuals
             .iter()
-            .filter(|r| r.file == file && within.start <= r.span.start && r.span.end <= within.end)
+            .enumerate()
+            .filter(|(i, r)| {
+                r.file == file
+                    && (Some(*i) == bound
+                        || (within.start <= r.span.start && r.span.end <= within.end))
+            })
+            .map(|(_, r)| r)
             .map(|r| {
                 let callee = match &r.callee {
                     Some(c) => format!("`{c}`"),

@@ -111,6 +111,9 @@ pub(crate) struct Checker<'p> {
     /// argument for a public parameter of a pure callee (§7.7 rule 2, §9.8), so that a K3001 for
     /// a residual given a public result can name the captured argument.
     pub(crate) private_residuals: Vec<call::PrivateResidual>,
+    /// Locals bound by `let name = …` to one of [`Checker::private_residuals`] (its index), so
+    /// that a K3001 where the local is used names the captured argument too.
+    pub(crate) private_residual_locals: HashMap<LocalId, usize>,
 }
 
 /// Checks a loaded, resolved program.
@@ -131,6 +134,7 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
         recursion_reported: HashSet::new(),
         local_sigs: HashMap::new(),
         private_residuals: Vec::new(),
+        private_residual_locals: HashMap::new(),
     };
     checker.collect_declarations();
     checker.check_bodies();

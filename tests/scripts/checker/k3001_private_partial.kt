@@ -1,7 +1,7 @@
 // A partial application that captures a private argument for a public parameter of a pure callee
 // has a residual whose result is private (`language.md` §7.7 rule 2, §9.8), so giving the residual
-// a public result is K3001: as the declared result, in a `let` annotation and in a `return`. The
-// note names the captured argument.
+// a public result is K3001: as the declared result, in a `let` annotation, in a `return` and
+// through a local. The note names the captured argument.
 agent scale(factor: number, value: number) -> number { factor * value }
 
 agent partial(secret: number of private) -> agent (value: number) -> number {
@@ -18,4 +18,9 @@ agent returned(secret: number of private, early: boolean) -> agent (value: numbe
     return scale(factor = secret, value = _)
   }
   scale(factor = 1, value = _)
+}
+
+agent through_local(secret: number of private) -> agent (value: number) -> number {
+  let f = scale(factor = secret, value = _)
+  f
 }
