@@ -8,7 +8,9 @@
 #   followed by a NUL byte and a JSON Schema;
 # - corpus/serve: one JSON-RPC message per seed, for every method and every fixture tool;
 # - corpus/config: the configuration files under examples/ and docs/, and small documents of
-#   each section, in the NUL-separated file order of fuzz_targets/config.rs.
+#   each section, in the NUL-separated file order of fuzz_targets/config.rs;
+# - corpus/sse: event streams as OpenAI-compatible servers send them (a chunk-size byte and a
+#   bound byte first, as fuzz_targets/sse.rs reads them).
 set -euo pipefail
 cd "$(dirname "$0")"
 out=corpus/front_end
@@ -88,7 +90,7 @@ seed() {
   printf "$3" > "corpus/$1/seed_$2"
 }
 
-mkdir -p corpus/wire corpus/serve corpus/config
+mkdir -p corpus/wire corpus/serve corpus/config corpus/sse
 
 n=0
 for file in ../examples/*.json $(find ../tests/scripts -name '*.json' 2>/dev/null | sort); do
@@ -144,3 +146,12 @@ seed config workspace '[repl]\nedit_mode = "vi"\n\0\0[project.p]\nscripts = ["a.
 seed config agent '[agent.a]\ndescription = "d"\nllm = "main"\n[agent.a.default_params]\ntemperature = 0.5\n[[agent.a.membership]]\nproject = "p"\nrole = "qa"\n[chat]\nhistory_size = 10\n'
 n=$((n + 7))
 echo "wrote $n seeds to fuzz/corpus/config"
+
+n=0
+seed sse openai '\007\020data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}\n\ndata: {"choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+seed sse crlf_comments '\001\377\357\273\277: keep-alive\r\ndata: {"a":1}\r\n\r\n: ping\r\ndata: [DONE]\r\n\r\n'
+seed sse fields '\003\002event: add\ndata: 1\nid: 7\nretry: 10\ndata\nunknown: x\n\ndata:no space\rdata:  two spaces\r\r'
+seed sse long_line '\100\001data: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n\n'
+seed sse tool_calls '\037\100data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\\"a\\""}}]}}]}\n\ndata: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]}}]}\n\n'
+n=$((n + 5))
+echo "wrote $n seeds to fuzz/corpus/sse"

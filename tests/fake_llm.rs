@@ -5,7 +5,7 @@
 //! arguments split across chunks, parallel calls, reused indexes, a usage chunk with empty
 //! `choices`), and the faults a real endpoint shows now and then (HTTP errors with bodies and
 //! headers, streams dropped before `[DONE]`, streams that go silent, malformed chunks, SSE
-//! comments, `\r\n` line ends, endless streams).
+//! comments, `\r\n` line ends, endless streams, a data line of many megabytes that never ends).
 //!
 //! **When the queue is empty** it answers a plain text reply `"ok"`, streamed or not as the
 //! request asked. A request to any other path gets HTTP 404 with an OpenAI-style error body and
@@ -87,6 +87,9 @@ enum Kind {
         max_chunks: usize,
         every: Duration,
     },
+    LongLine {
+        bytes: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -149,6 +152,13 @@ impl Script {
     /// the server stops, or `max_chunks` were sent (then it finishes normally).
     pub fn endless(max_chunks: usize, every: Duration) -> Script {
         Script(Kind::Endless { max_chunks, every })
+    }
+
+    /// A stream whose first event is one `data:` line of a text delta `bytes` long (`x`s) that
+    /// never ends: after those bytes the connection is held open without another byte, so only
+    /// a bound applied while reading stops the client before the idle timeout.
+    pub fn long_line(bytes: usize) -> Script {
+        Script(Kind::LongLine { bytes })
     }
 
     /// Splits the text, and each call's arguments, into `n` chunks (at least 1).
@@ -452,6 +462,22 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
             body,
         } => write_status(&mut out, status, &headers, &body),
         Kind::Endless { max_chunks, every } => write_endless(&mut out, max_chunks, every, shared),
+        Kind::LongLine { bytes } => {
+            write_head(&mut out, 200, "text/event-stream", &[], None)?;
+            write_chunk(
+                &mut out,
+                br#"data: {"choices":[{"index":0,"delta":{"content":""#,
+            )?;
+            let piece = vec![b'x'; 64 << 10];
+            let mut sent = 0;
+            while sent < bytes {
+                let n = piece.len().min(bytes - sent);
+                // A failed write means the client stopped reading: the stream ends there.
+                write_chunk(&mut out, &piece[..n])?;
+                sent += n;
+            }
+            hold(&mut out, shared)
+        }
     }
 }
 

@@ -9,6 +9,9 @@
 //! in call order as soon as it is known), and incomplete turns are never read back
 //! ([`ThreadLog::history`]), so a crash, a cancellation or an error cannot leave a call without
 //! its result in anything sent to a model.
+//!
+//! At most [`MAX_CALLS_PER_REPLY`] calls of one model reply run; the others get `round_limit`
+//! results without running, so a reply of thousands of calls still pairs every call.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -24,6 +27,10 @@ use crate::tools::{ErrorKind, ToolError, ToolResult, ToolSet, canonical};
 
 /// Meta-function calls of one round run at most this many at a time (§7.7.2).
 pub const MAX_CONCURRENT_CALLS: usize = 8;
+
+/// At most this many tool calls of one model reply run; the others are answered with
+/// `round_limit` without running, so a reply of thousands of calls costs no more than this.
+pub const MAX_CALLS_PER_REPLY: usize = 64;
 
 /// What the person sees of a turn, in the order it happens.
 #[derive(Clone, Debug, PartialEq)]
@@ -347,7 +354,26 @@ async fn run_round(
 ) -> Result<Vec<ToolResult>, TurnError> {
     let mut plans: Vec<Plan> = Vec::with_capacity(calls.len());
     let mut first: HashMap<(String, String), usize> = HashMap::new();
+    let excess = calls.len().saturating_sub(MAX_CALLS_PER_REPLY);
+    if excess > 0 && refuse.is_none() {
+        // One line for the calls past the limit, not one per call: they may be thousands.
+        events(Event::Notice(format!(
+            "[{} tool calls in one reply; the first {MAX_CALLS_PER_REPLY} run, the other {excess} get round_limit]",
+            calls.len()
+        )));
+    }
+    let over = ToolError::new(
+        ErrorKind::RoundLimit,
+        format!(
+            "This reply made {} tool calls and at most {MAX_CALLS_PER_REPLY} run per reply, so this call was not run. Make fewer calls at a time; repeat it in a later reply if it is still needed.",
+            calls.len()
+        ),
+    );
     for (i, call) in calls.iter().enumerate() {
+        if i >= MAX_CALLS_PER_REPLY {
+            plans.push(Plan::Done(Err(refuse.unwrap_or(&over).clone())));
+            continue;
+        }
         events(Event::ToolCall {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -462,7 +488,7 @@ async fn run_round(
         }
         Ok(())
     };
-    for (i, r) in results.iter().enumerate() {
+    for (i, r) in results.iter().enumerate().take(MAX_CALLS_PER_REPLY) {
         if let Some(r) = r {
             report(i, r);
         }

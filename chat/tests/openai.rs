@@ -16,6 +16,7 @@ fn config(base_url: &str) -> OpenAiConfig {
         base_url: base_url.into(),
         api_key: None,
         headers: Vec::new(),
+        secrets: Vec::new(),
         connect_timeout_secs: 5,
         request_timeout_secs: 120,
         stream_idle_timeout_secs: 30,
@@ -422,8 +423,8 @@ async fn a_refused_connection_names_the_url_and_the_fix() {
 
 #[tokio::test]
 async fn an_http_base_url_redirected_to_https_is_refused_with_the_fix() {
-    // A plain-http server that sends every request to an https:// address: the client of an
-    // http:// base_url carries no certificate roots, so it refuses the redirect and says why.
+    // A plain-http server that sends every request to an https:// address: another scheme is
+    // another origin, so the redirect is refused before anything is sent, naming both URLs.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binds");
     let port = listener.local_addr().expect("an address").port();
     std::thread::spawn(move || {
@@ -450,12 +451,11 @@ async fn an_http_base_url_redirected_to_https_is_refused_with_the_fix() {
     });
     let client = OpenAi::new(config(&format!("http://127.0.0.1:{port}/v1"))).expect("a client");
     let e = err(complete(&client, &request(true)).await.0);
-    assert!(
-        e.message.contains(
-            "the server redirected an http:// base_url to another scheme; set base_url to the address it redirects to"
-        ),
-        "{}",
-        e.message
+    assert_eq!(
+        e.message,
+        format!(
+            "LLM 'fake': http://127.0.0.1:{port}/v1/chat/completions redirected the request to https://127.0.0.1:{port}/v1/chat/completions, another origin; katari follows redirects only within the base URL's scheme, host and port, so the API key and the conversation were not sent there. If you trust that address, set base_url in [llm.fake] to it."
+        )
     );
 }
 
@@ -553,8 +553,7 @@ async fn a_non_streamed_reply_that_is_not_json_fails() {
     let e = err(complete(&client(&fake), &request(false)).await.0);
     assert!(
         e.message.starts_with("LLM 'fake': the connection broke")
-            || e.message
-                .starts_with("LLM 'fake' sent a reply that is not valid JSON"),
+            || e.message.starts_with("LLM 'fake' sent a reply from "),
         "{}",
         e.message
     );
@@ -692,4 +691,184 @@ async fn a_reply_past_the_bound_fails_instead_of_growing() {
             "LLM 'fake' sent a reply larger than 1000 bytes; the request was stopped."
         );
     }
+}
+
+/// A client with an API key and a secret header, as `katari chat` builds one from
+/// `secrets.toml`.
+fn keyed_client(base_url: &str) -> OpenAi {
+    let mut config = config(base_url);
+    config.api_key = Some("sk-test-4f9a2c".into());
+    config.headers = vec![("X-Api-Key".into(), "hdr-secret-77e1".into())];
+    config.secrets = vec!["hdr-secret-77e1".into()];
+    OpenAi::new(config).expect("a client")
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_and_the_other_server_gets_nothing() {
+    // Fault injection: the configured endpoint redirects to a second loopback server on
+    // another port (another origin), which would receive the key and the conversation.
+    let other = FakeLlm::start();
+    for status in [307, 302, 308] {
+        let fake = FakeLlm::start();
+        let target = format!("{}/chat/completions", other.base_url());
+        fake.push(Script::status(status, "").header("Location", &target));
+        let client = keyed_client(&fake.base_url());
+        let e = err(complete(&client, &request(true)).await.0);
+        assert_eq!(
+            e.message,
+            format!(
+                "LLM 'fake': {}/chat/completions redirected the request to {target}, another origin; katari follows redirects only within the base URL's scheme, host and port, so the API key and the conversation were not sent there. If you trust that address, set base_url in [llm.fake] to it.",
+                fake.base_url()
+            )
+        );
+        assert!(!e.after_output);
+        assert_eq!(fake.recorded().len(), 1, "HTTP {status}");
+    }
+    assert!(other.recorded().is_empty(), "{:?}", other.recorded());
+}
+
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed_and_errors_name_the_url_that_failed() {
+    let fake = FakeLlm::start();
+    fake.push(Script::status(307, "").header("Location", "/v2/chat/completions"));
+    fake.push(Script::text("moved"));
+    let client = keyed_client(&fake.base_url());
+    assert_eq!(
+        ok(complete(&client, &request(true)).await.0)
+            .text
+            .as_deref(),
+        Some("moved")
+    );
+    let recorded = fake.recorded();
+    assert_eq!(recorded[1].path, "/v2/chat/completions");
+    assert_eq!(recorded[1].header("x-api-key"), Some("hdr-secret-77e1"));
+
+    fake.push(Script::status(307, "").header("Location", "/v2/chat/completions"));
+    fake.push(Script::status(404, r#"{"error": {"message": "gone"}}"#));
+    let e = err(complete(&client, &request(true)).await.0);
+    let moved = fake.base_url().replace("/v1", "/v2");
+    assert_eq!(
+        e.message,
+        format!(
+            "LLM 'fake' has no such endpoint or model (HTTP 404): POST {moved}/chat/completions with model 'm'. Check base_url and model in [llm.fake].\ngone"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_twenty_megabyte_data_line_fails_on_the_bound_while_it_arrives() {
+    // The fake sends 20 MB of one `data:` line, more than one event may hold (16 MiB of reply
+    // and 1 MiB of framing), and then holds the connection open without ending the line: only
+    // a bound applied while reading ends the request with the size error; without one, the
+    // client would wait for the rest until the idle timeout.
+    let fake = FakeLlm::start();
+    fake.push(Script::long_line(20_000_000));
+    let mut config = config(&fake.base_url());
+    config.stream_idle_timeout_secs = 120;
+    config.request_timeout_secs = 300;
+    let client = OpenAi::new(config).expect("a client");
+    let (result, deltas) = complete(&client, &request(true)).await;
+    let e = err(result);
+    assert_eq!(
+        e.message,
+        "LLM 'fake' sent a reply larger than 16 MiB; the request was stopped."
+    );
+    assert!(deltas.is_empty());
+    assert!(!e.after_output);
+}
+
+#[tokio::test]
+async fn an_html_page_answered_with_200_names_its_content_type_and_url() {
+    let fake = FakeLlm::start();
+    let page =
+        "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body>hi</body></html>";
+    for stream in [true, false] {
+        fake.push(Script::status(200, page));
+        let e = err(complete(&client(&fake), &request(stream)).await.0);
+        assert_eq!(
+            e.message,
+            format!(
+                "LLM 'fake' answered {}/chat/completions with content-type text/html; charset=utf-8, a web page rather than an event stream or JSON. Check base_url in [llm.fake]: it should be the API's address (often ending in /v1).\nWelcome to nginx!",
+                fake.base_url()
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_stream_of_plain_text_names_its_content_type_instead_of_a_missing_done() {
+    let fake = FakeLlm::start();
+    fake.push(Script::status(200, "Hello from a proxy"));
+    let e = err(complete(&client(&fake), &request(true)).await.0);
+    assert_eq!(
+        e.message,
+        format!(
+            "LLM 'fake' answered {}/chat/completions with content-type text/plain; charset=utf-8 and no server-sent events: not a chat-completions stream. Check base_url in [llm.fake].",
+            fake.base_url()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_429_asking_for_a_long_wait_reports_it_at_once() {
+    let fake = FakeLlm::start();
+    fake.push(
+        Script::status(429, r#"{"error": {"message": "Daily quota used up"}}"#)
+            .header("Retry-After", "86400"),
+    );
+    let e = err(complete(&client(&fake), &request(true)).await.0);
+    assert_eq!(
+        e.message,
+        "LLM 'fake' is limiting requests (HTTP 429) and asks to retry after 86400 s (Retry-After); katari waits at most 30 s. Try again later.\nDaily quota used up"
+    );
+    assert_eq!(fake.requests().len(), 1);
+
+    // A wait katari would make, but not within what is left of the request's time.
+    fake.push(
+        Script::status(429, r#"{"error": {"message": "slow down"}}"#).header("Retry-After", "20"),
+    );
+    let mut config = config(&fake.base_url());
+    config.request_timeout_secs = 5;
+    let client = OpenAi::new(config).expect("a client");
+    let e = err(complete(&client, &request(true)).await.0);
+    assert_eq!(
+        e.message,
+        "LLM 'fake' is limiting requests (HTTP 429) and asks to retry after 20 s (Retry-After), past the request's limit of 5 s. Try again later, or raise request_timeout_secs in [llm.fake].\nslow down"
+    );
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_provider_error_quoting_the_key_or_a_secret_header_shows_neither() {
+    let fake = FakeLlm::start();
+    fake.push(Script::status(
+        401,
+        r#"{"error": {"message": "Incorrect API key provided: sk-test-4f9a2c (header hdr-secret-77e1)."}}"#,
+    ));
+    fake.push(Script::raw([
+        "data: {\"error\": {\"message\": \"bad key sk-test-4f9a2c\"}}\n\n",
+    ]));
+    fake.push(Script::raw(["data: {not json sk-test-4f9a2c\n\n"]));
+    let client = keyed_client(&fake.base_url());
+    let e = err(complete(&client, &request(true)).await.0);
+    assert_eq!(
+        e.message,
+        "LLM 'fake' rejected the API key (HTTP 401). Check api_key_env or api_key in [llm.fake].\nIncorrect API key provided: [redacted] (header [redacted])."
+    );
+    let e = err(complete(&client, &request(true)).await.0);
+    assert_eq!(
+        e.message,
+        "LLM 'fake' reported an error instead of a reply.\nbad key [redacted]"
+    );
+    let e = err(complete(&client, &request(true)).await.0);
+    assert!(
+        e.message.ends_with("\n{not json [redacted]"),
+        "{}",
+        e.message
+    );
+    // The key was sent: only the messages leave it out.
+    assert_eq!(
+        fake.recorded()[0].header("authorization"),
+        Some("Bearer sk-test-4f9a2c")
+    );
 }

@@ -28,7 +28,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_workspace: bool,
 
-    /// Start the workspace's stdio MCP servers without asking, for this invocation only.
+    /// Trust the workspace's configuration and start its stdio MCP servers without asking, for
+    /// this invocation only (nothing is stored).
     #[arg(long, global = true)]
     pub trust_workspace: bool,
 

@@ -123,13 +123,42 @@ const FRONT_STACK: usize = 512 * 1024 * 1024;
 
 pub use katari_prelude::natives::RuntimeNatives;
 
+/// The largest source file katari reads (16 MiB): a module is read whole before it is parsed,
+/// so without a bound `katari check /dev/zero` would read until memory ran out. The limit is in
+/// docs/guide/command-line.md.
+pub const SOURCE_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// Reads the file at `path` whole, refusing one larger than `limit` bytes without reading more
+/// than `limit + 1` of them (a device or a pipe has no size to ask for beforehand).
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let expected = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if expected > limit {
+        return Err(too_large(Some(expected), limit));
+    }
+    let mut bytes = Vec::with_capacity(expected as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(None, limit));
+    }
+    Ok(bytes)
+}
+
+fn too_large(size: Option<u64>, limit: u64) -> io::Error {
+    let size = size.map(|n| format!(" ({n} bytes)")).unwrap_or_default();
+    io::Error::other(format!(
+        "the file is larger than katari's limit of {limit} bytes{size}; split it into smaller files"
+    ))
+}
+
 /// The real file system, with paths relative to the working directory.
 #[derive(Debug, Clone, Copy)]
 pub struct DiskFs;
 
 impl FileSystem for DiskFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(path)
+        read_bounded(path, SOURCE_LIMIT)
     }
 
     fn is_file(&self, path: &Path) -> bool {

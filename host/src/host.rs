@@ -96,6 +96,7 @@ impl CliHost {
     /// always report itself.
     pub fn say(&self, text: &str) {
         let mut err = std::io::stderr().lock();
+        let text = for_terminal(text, self.stderr_terminal);
         let _ = err.write_all(text.as_bytes());
         let _ = err.flush();
     }
@@ -164,6 +165,21 @@ impl CliHost {
     }
 }
 
+/// Writes `text` to stderr as it is, or sanitised ([`for_terminal`]) when stderr is a terminal:
+/// the one way the binary's own messages (errors, warnings, configuration problems) reach the
+/// person, since they quote file names, keys, values, arguments and servers' words.
+pub fn to_stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let shown = for_terminal(text, err.is_terminal());
+    let _ = err.write_all(shown.as_bytes());
+    let _ = err.flush();
+}
+
+/// `error: MESSAGE` on stderr, through [`to_stderr`].
+pub fn print_error(message: &str) {
+    to_stderr(&format!("error: {message}\n"));
+}
+
 /// Text for a stream that is a terminal when `terminal` is true: there, escape sequences and
 /// control characters other than newline and tab are removed, because the text may come from an
 /// MCP server (an error message in a panic, a payload's string) and must not drive the terminal
@@ -189,6 +205,8 @@ pub fn typed_line(line: String, string: bool) -> Result<serde_json::Value, serde
 impl Host for CliHost {
     fn print(&self, text: &str) {
         let mut out = std::io::stdout().lock();
+        // `console.print` of a tool's name or result: sanitised on a terminal only (§2.4).
+        let text = for_terminal(text, out.is_terminal());
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     }

@@ -63,7 +63,7 @@ pub fn run(command: McpCommand) -> u8 {
     match result {
         Ok(()) => 0,
         Err(fail) => {
-            let _ = writeln!(std::io::stderr(), "error: {}", fail.message);
+            crate::host::print_error(&fail.message);
             fail.code
         }
     }

@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     } = cli::parse();
     // The configuration is loaded (and a broken one reported, exit 2) before a command that
     // uses it does anything else (`host.md` §4.1.3).
-    let config = || config::init(no_workspace, trust_workspace).map_err(ExitCode::from);
+    let config = || config::init(no_workspace, trust_workspace, true).map_err(ExitCode::from);
     let no_color = std::env::var_os("NO_COLOR");
     let stderr_color = cli::use_color(color, io::stderr().is_terminal(), no_color.as_ref());
     match command {

@@ -61,11 +61,9 @@ pub fn run(opts: &ServeOptions) -> u8 {
     match serve(opts) {
         Ok(()) => 0,
         Err(f) => {
-            let mut err = std::io::stderr().lock();
             for m in &f.messages {
-                let _ = writeln!(err, "error: {m}");
+                crate::host::print_error(m);
             }
-            let _ = err.flush();
             f.status
         }
     }

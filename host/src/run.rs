@@ -2,7 +2,7 @@
 //! builds the entry's argument, runs it on a thread with a large stack, and prints the result
 //! or the failure with the exit codes of §10.2.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -21,7 +21,7 @@ use katari_runtime::privacy::param_mask;
 use katari_runtime::value::{Privacy, V, Value, to_wire};
 
 use crate::front;
-use crate::host::{Answers, CliHost, for_terminal, typed_line};
+use crate::host::{Answers, CliHost, typed_line};
 use crate::paths::Paths;
 
 /// The stack of the thread that evaluates a run: deep recursion ends in the `call depth limit
@@ -80,6 +80,9 @@ pub fn run(opts: &RunOptions) -> u8 {
     match outcome {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
+            // The result may carry a server's or a model's text (§2.4): on a terminal it is
+            // shown sanitised; a pipe or a file gets it unchanged.
+            let text = crate::host::for_terminal(&text, std::io::IsTerminal::is_terminal(&out));
             match writeln!(out, "{text}").and_then(|()| out.flush()) {
                 Ok(()) => 0,
                 // The result is lost (a full disk, a closed pipe): the run did not deliver
@@ -93,9 +96,7 @@ pub fn run(opts: &RunOptions) -> u8 {
         Err(f) => {
             if !f.message.is_empty() {
                 // A throw's payload or a panic's message may quote an MCP server (§2.4).
-                let terminal = std::io::stderr().is_terminal();
-                let message = for_terminal(&f.message, terminal);
-                let _ = writeln!(std::io::stderr(), "error: {message}");
+                crate::host::print_error(&f.message);
             }
             f.status
         }
@@ -220,7 +221,7 @@ fn argument_object(
         (Some(_), Some(_)) => return Err(usage("give at most one of --arg and --arg-file")),
         (Some(text), None) => parse_object(text, "--arg")?,
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
+            let text = read_input(path)
                 .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
             parse_object(&text, "--arg-file")?
         }
@@ -424,10 +425,21 @@ fn parse_object(
     }
 }
 
+/// The largest `--arg-file` or `--answers` file katari reads (64 MiB), read without taking
+/// more than that from a device or a pipe.
+const INPUT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// An input file's text, within [`INPUT_LIMIT`].
+fn read_input(path: &Path) -> std::io::Result<String> {
+    let bytes = crate::front::read_bounded(path, INPUT_LIMIT)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
 /// The `--answers` file: a JSON object whose values are arrays (§10.1).
 fn read_answers(path: &Path) -> Result<Answers, Failure> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path)
+    let text = read_input(path)
         .map_err(|e| usage(format!("cannot read the answers file {shown}: {e}")))?;
     let json: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| usage(format!("the answers file {shown} is not valid JSON: {e}")))?;

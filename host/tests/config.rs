@@ -563,16 +563,24 @@ agent main() -> string {
 }
 "#;
 
-fn env_server_workspace(name: &str) -> Scratch {
+/// The workspace with the env server. With `references`, its `env` takes a secret and a
+/// variable, so the workspace configuration itself needs approval too (workspace trust) before
+/// the server's own approval is asked for.
+fn env_server_workspace(name: &str, references: bool) -> Scratch {
     let s = Scratch::new(name);
     s.write("ws/server/env_server.py", ENV_SERVER);
     s.write("ws/sub/main.kt", ENV_SCRIPT);
     let python = katari_tests::peers::python_mcp();
+    let env = if references {
+        serde_json::json!({"FROM_SECRET": "secret:PY_TOKEN", "FROM_VAR": "${KATARI_E2E_UNSET_VAR:-fallback-value}", "A_NUMBER": 7})
+    } else {
+        serde_json::json!({"A_NUMBER": 7})
+    };
     let entry = serde_json::json!({"mcpServers": {"py env": {
         "command": python.display().to_string(),
         "args": ["env_server.py"],
         "cwd": "server",
-        "env": {"FROM_SECRET": "secret:PY_TOKEN", "FROM_VAR": "${KATARI_E2E_UNSET_VAR:-fallback-value}", "A_NUMBER": 7}
+        "env": env
     }}});
     s.write("ws/.mcp.json", &entry.to_string());
     s.write("home/secrets.toml", "PY_TOKEN = \"token-from-secrets\"\n");
@@ -584,7 +592,7 @@ fn env_server_workspace(name: &str) -> Scratch {
 // V08
 #[test]
 fn a_workspace_stdio_server_does_not_start_without_approval() {
-    let s = env_server_workspace("approval");
+    let s = env_server_workspace("approval", false);
     let out = s
         .command(&["run", "main.kt"])
         .stdin(std::process::Stdio::null())
@@ -612,7 +620,7 @@ fn a_workspace_stdio_server_does_not_start_without_approval() {
 
 #[test]
 fn trusted_workspace_servers_get_resolved_secrets_variables_and_cwd() {
-    let s = env_server_workspace("trusted");
+    let s = env_server_workspace("trusted", true);
     let out = s
         .command(&["--trust-workspace", "run", "main.kt"])
         .env_remove("KATARI_E2E_UNSET_VAR")
@@ -638,19 +646,24 @@ fn trusted_workspace_servers_get_resolved_secrets_variables_and_cwd() {
     );
 }
 
-/// On a terminal the person is asked; a yes is stored for that file and entry, so a later run
-/// without a terminal starts the server, until the entry changes.
+/// On a terminal the person is asked, first to trust the workspace's configuration (the entry
+/// passes a secret and a variable), then to run the server; each yes is stored, so a later run
+/// without a terminal starts the server, until the file changes.
 #[cfg(unix)]
 #[test]
 fn an_approval_given_at_the_terminal_is_stored_for_that_entry() {
     use rexpect::process::WaitStatus;
     use rexpect::session::spawn_command;
 
-    let s = env_server_workspace("terminal-approval");
+    let s = env_server_workspace("terminal-approval", true);
     let stdout_file = s.path("stdout");
     let mut command = s.command(&["run", "main.kt"]);
     command.stdout(std::fs::File::create(&stdout_file).expect("create the stdout file"));
     let mut session = spawn_command(command, Some(30_000)).expect("katari starts on a pty");
+    if let Err(e) = session.exp_string("Trust this workspace's configuration?") {
+        panic!("the terminal never asked to trust the workspace: {e}");
+    }
+    session.send_line("y").expect("answer");
     let python = katari_tests::peers::python_mcp();
     let question = format!(
         "Workspace file {} wants to run '{} env_server.py' as MCP server 'py env'. Allow? [y/N] ",
@@ -678,7 +691,7 @@ fn an_approval_given_at_the_terminal_is_stored_for_that_entry() {
         .expect("katari runs");
     assert_eq!(out.status.code(), Some(0), "{}", s.stderr(&out));
 
-    // A changed entry is a new entry: refused again without a terminal.
+    // A changed file asks again: without a terminal the workspace is refused before the run.
     let text = std::fs::read_to_string(s.path("ws/.mcp.json")).expect("read .mcp.json");
     s.write(
         "ws/.mcp.json",
@@ -689,8 +702,11 @@ fn an_approval_given_at_the_terminal_is_stored_for_that_entry() {
         .stdin(std::process::Stdio::null())
         .output()
         .expect("katari runs");
-    assert_eq!(out.status.code(), Some(1), "{}", s.stderr(&out));
-    assert!(s.stderr(&out).contains("has not been approved"));
+    assert_eq!(out.status.code(), Some(2), "{}", s.stderr(&out));
+    assert!(
+        s.stderr(&out)
+            .contains("the workspace configuration in T/ws has not been approved")
+    );
 }
 
 // §4.1.4: an `oauth` credential name is checked against the database, as a warning only.

@@ -196,6 +196,7 @@ fn chat_client_streams_a_tool_round_trip() {
         base_url: llm.local_llm_base_url(),
         api_key: None,
         headers: Vec::new(),
+        secrets: Vec::new(),
         connect_timeout_secs: 10,
         request_timeout_secs: 300,
         stream_idle_timeout_secs: 120,

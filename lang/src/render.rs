@@ -121,10 +121,10 @@ fn header(diag: &Diagnostic, color: bool) -> String {
         format!(
             "{}: {}\n",
             kind.fg(severity_color(diag.severity)),
-            diag.message
+            visible(&diag.message)
         )
     } else {
-        format!("{kind}: {}\n", diag.message)
+        format!("{kind}: {}\n", visible(&diag.message))
     }
 }
 
@@ -132,6 +132,7 @@ fn header(diag: &Diagnostic, color: bool) -> String {
 fn push_trailer(out: &mut String, indent: usize, kind: &str, text: &str, color: bool) {
     let prefix = format!("{:indent$}= {kind}: ", "");
     let hanging = " ".repeat(prefix.chars().count());
+    let text = visible(text);
     for (i, line) in text.lines().enumerate() {
         let line = line.trim_end();
         if i > 0 {
@@ -156,14 +157,18 @@ fn snippet(diag: &Diagnostic, primary: &Label, sources: &SourceMap, color: bool)
         Severity::Error => ReportKind::Error,
         Severity::Warning => ReportKind::Warning,
     };
+    let mut cache = MapCache {
+        sources,
+        loaded: HashMap::new(),
+    };
     let mut report =
-        Report::build(kind, (primary.file, drawable(primary, sources))).with_config(config);
+        Report::build(kind, (primary.file, cache.drawable(primary))).with_config(config);
     for (order, (label, is_primary)) in ordered_labels(diag, primary, sources)
         .into_iter()
         .enumerate()
     {
-        let mut drawn = AriadneLabel::new((label.file, drawable(label, sources)))
-            .with_message(&label.message)
+        let mut drawn = AriadneLabel::new((label.file, cache.drawable(label)))
+            .with_message(visible(&label.message))
             .with_order(order as i32);
         if is_primary {
             drawn = drawn
@@ -175,10 +180,6 @@ fn snippet(diag: &Diagnostic, primary: &Label, sources: &SourceMap, color: bool)
         report.add_label(drawn);
     }
     let mut bytes = Vec::new();
-    let cache = MapCache {
-        sources,
-        loaded: HashMap::new(),
-    };
     if report.finish().write(cache, &mut bytes).is_err() {
         // Writing into a `Vec` cannot fail; should ariadne report a failure anyway, the header
         // alone still names the problem.
@@ -193,9 +194,10 @@ fn snippet(diag: &Diagnostic, primary: &Label, sources: &SourceMap, color: bool)
     out
 }
 
-/// The byte range ariadne draws for a label. A span at the very end of a file that ends with a
-/// line break would sit on a line that has no text; it is drawn at the end of the last line.
-fn drawable(label: &Label, sources: &SourceMap) -> std::ops::Range<usize> {
+/// The byte range of a label in its file's original text. A span at the very end of a file that
+/// ends with a line break would sit on a line that has no text; it is drawn at the end of the
+/// last line.
+fn original_range(label: &Label, sources: &SourceMap) -> std::ops::Range<usize> {
     let range = label.span.range();
     let Some(file) = file(sources, label.file) else {
         return range;
@@ -210,6 +212,84 @@ fn drawable(label: &Label, sources: &SourceMap) -> std::ops::Range<usize> {
             end..end
         }
         None => range,
+    }
+}
+
+/// Whether `c` must not reach a terminal as it is: C0 controls other than tab and line feed
+/// (carriage return included: ariadne would break the line there, and a terminal would move the
+/// cursor), DEL and C1 controls. Escape sequences all start with one of them.
+fn is_hidden_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// What a control character is shown as: its Unicode control picture (`␛` for escape), or the
+/// replacement character for C1 controls, which have none. Either is one column wide.
+fn picture(c: char) -> char {
+    match c {
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+        '\u{7f}' => '\u{2421}',
+        _ => '\u{fffd}',
+    }
+}
+
+/// `text` with every control character that could drive a terminal shown as a picture
+/// ([`picture`]): file text and messages that quote it are drawn, never obeyed. A carriage
+/// return that ends a line (`\r\n`) is a line end, not a character, and stays.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_hidden_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            out.push(c);
+        } else if is_hidden_control(c) {
+            out.push(picture(c));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A file's text as drawn ([`visible`]), with what maps a byte offset of the original text onto
+/// it: each replaced character's original offset and the bytes it added, in order.
+struct Drawn {
+    source: Source<Arc<str>>,
+    /// `(original offset, bytes added by this and every earlier replacement)`.
+    shifts: Vec<(usize, usize)>,
+}
+
+impl Drawn {
+    fn new(text: &Arc<str>) -> Drawn {
+        let shown = visible(text);
+        let mut shifts = Vec::new();
+        if let std::borrow::Cow::Owned(_) = &shown {
+            let mut added = 0;
+            let mut chars = text.char_indices().peekable();
+            while let Some((at, c)) = chars.next() {
+                let line_end = c == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n');
+                if is_hidden_control(c) && !line_end {
+                    added += picture(c).len_utf8() - c.len_utf8();
+                    shifts.push((at, added));
+                }
+            }
+        }
+        let text: Arc<str> = match shown {
+            std::borrow::Cow::Borrowed(_) => text.clone(),
+            std::borrow::Cow::Owned(owned) => owned.into(),
+        };
+        Drawn {
+            source: Source::from(text),
+            shifts,
+        }
+    }
+
+    /// The offset in the drawn text of `offset` in the original.
+    fn map(&self, offset: usize) -> usize {
+        let before = self.shifts.partition_point(|(at, _)| *at < offset);
+        offset + before.checked_sub(1).map_or(0, |i| self.shifts[i].1)
     }
 }
 
@@ -240,27 +320,45 @@ fn ordered_labels<'d>(
     labels
 }
 
-/// Hands ariadne the files of a [`SourceMap`], building each line index only when it is drawn.
+/// Hands ariadne the files of a [`SourceMap`] as drawn ([`Drawn`]), building each one only when
+/// it is drawn.
 struct MapCache<'m> {
     sources: &'m SourceMap,
-    loaded: HashMap<FileId, Source<Arc<str>>>,
+    loaded: HashMap<FileId, Drawn>,
+}
+
+impl MapCache<'_> {
+    fn drawn(&mut self, id: FileId) -> Option<&Drawn> {
+        let file = file(self.sources, id)?;
+        Some(
+            self.loaded
+                .entry(id)
+                .or_insert_with(|| Drawn::new(&file.text)),
+        )
+    }
+
+    /// The byte range ariadne draws for a label, in its file's drawn text.
+    fn drawable(&mut self, label: &Label) -> std::ops::Range<usize> {
+        let range = original_range(label, self.sources);
+        match self.drawn(label.file) {
+            Some(drawn) => drawn.map(range.start)..drawn.map(range.end),
+            None => range,
+        }
+    }
 }
 
 impl Cache<FileId> for MapCache<'_> {
     type Storage = Arc<str>;
 
     fn fetch(&mut self, id: &FileId) -> Result<&Source<Arc<str>>, impl fmt::Debug> {
-        let Some(file) = file(self.sources, *id) else {
-            return Err(format!("no source file with id {}", id.0));
-        };
-        Ok(self
-            .loaded
-            .entry(*id)
-            .or_insert_with(|| Source::from(file.text.clone())))
+        match self.drawn(*id) {
+            Some(drawn) => Ok(&drawn.source),
+            None => Err(format!("no source file with id {}", id.0)),
+        }
     }
 
     fn display<'a>(&self, id: &'a FileId) -> Option<impl fmt::Display + 'a> {
-        file(self.sources, *id).map(|file| file.path.clone())
+        file(self.sources, *id).map(|file| visible(&file.path).into_owned())
     }
 }
 
@@ -293,6 +391,45 @@ mod tests {
             Span::new(n.start as usize + 2, n.start as usize + 3),
         )
         .with_label("interpolated values must be strings")
+    }
+
+    #[test]
+    fn control_characters_in_the_source_and_message_are_drawn_as_pictures() {
+        // An escape sequence in a string literal, a C1 control and a bare carriage return
+        // before the span: none reaches the output, and the caret still sits under `n`.
+        const HOSTILE: &str =
+            "agent main() -> string {\n  \"\u{1b}]0;pwned\u{7}\u{9b}2J\r\" ++ n\n}\n";
+        let mut sources = SourceMap::new();
+        let file = sources.add(SourceFile::new("app.kt", HOSTILE));
+        let at = HOSTILE.find(" n\n").expect("n is in the source") + 1;
+        let diag = Diagnostic::new(
+            Code::K2001,
+            "unknown name `\u{1b}[31mn`",
+            file,
+            Span::new(at, at + 1),
+        )
+        .with_label("not \u{1b}[2Jdefined")
+        .with_help("declare it\u{7}");
+        let text = render(&diag, &sources, false);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("\"␛]0;pwned␇\u{fffd}2J␍\" ++ n"), "{text}");
+        assert!(text.contains("unknown name `␛[31mn`"), "{text}");
+        assert!(text.contains("not ␛[2Jdefined"), "{text}");
+        assert!(text.contains("declare it␇"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let source_line = lines
+            .iter()
+            .position(|l| l.contains("++ n"))
+            .expect("source line shown");
+        let column = lines[source_line].chars().count() - 1;
+        assert_eq!(
+            lines[source_line + 1].chars().nth(column),
+            Some('┬'),
+            "{text}"
+        );
     }
 
     #[test]

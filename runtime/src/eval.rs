@@ -11,6 +11,7 @@ use katari_lang::ast::{BinOp, FilterTag, UnOp};
 use katari_lang::resolve::DeclRef;
 use katari_lang::types::GenArg;
 
+use crate::budget;
 use crate::callable::{Callable, next_closure_id};
 use crate::control::{Control, Ctl, panic};
 use crate::ir::{Answer, Clause, Expr, FunId, Handle, Pat, QuickExpr, QuickNext, Slot, Stmt};
@@ -1108,7 +1109,8 @@ impl Ctx {
         for p in parts {
             values.push(self.eval(m, frame, p)?);
         }
-        Ok(self.join_texts(&values))
+        self.join_texts(&values)
+            .map_err(|msg| self.raise_panic(m, msg))
     }
 
     /// The text of at most eight string parts (a template, or both sides of `++`). Constants
@@ -1117,7 +1119,7 @@ impl Ctx {
     /// ([`Ctx::template_in_place`]), the other parts are evaluated first, in order, into a buffer.
     fn template(&mut self, m: &Machine, frame: &mut [Value], parts: &[&Expr]) -> R {
         if let Some(text) = self.template_in_place(m, frame, parts) {
-            return Ok(text);
+            return text.map_err(|msg| self.raise_panic(m, msg));
         }
         let mut buf: [Value; 8] = std::array::from_fn(|_| Value::NULL);
         for (slot, p) in buf.iter_mut().zip(parts) {
@@ -1178,13 +1180,14 @@ impl Ctx {
             push_part(&mut self.scratch, v);
         }
         release(buf);
-        Ok(self.finish_text(private))
+        self.finish_text(private)
+            .map_err(|msg| self.raise_panic(m, msg))
     }
 
     /// The text of a template or `++` from its evaluated parts (all strings), private when any
     /// part is. The text is assembled in `scratch` and copied once into its `Arc<str>`: one
     /// allocation instead of two (a `String`, then the `Arc` it would be copied into).
-    fn join_texts(&mut self, values: &[Value]) -> Value {
+    fn join_texts(&mut self, values: &[Value]) -> Result<Value, Arc<str>> {
         let mut private = false;
         self.scratch.clear();
         for v in values {
@@ -1206,7 +1209,7 @@ impl Ctx {
         m: &Machine,
         frame: &[Value],
         parts: &[&Expr],
-    ) -> Option<Value> {
+    ) -> Option<Result<Value, Arc<str>>> {
         let mut private = false;
         self.scratch.clear();
         for p in parts {
@@ -1233,9 +1236,13 @@ impl Ctx {
         Some(self.finish_text(private))
     }
 
-    /// The text assembled in `scratch` as a string value.
-    fn finish_text(&mut self, private: bool) -> Value {
-        let text = Value::str(self.scratch.as_str()).with_private(private);
+    /// The text assembled in `scratch` as a string value, within the memory budget
+    /// ([`budget::string`]; the message of the panic otherwise).
+    fn finish_text(&mut self, private: bool) -> Result<Value, Arc<str>> {
+        let text = match budget::string(self.scratch.len()) {
+            Ok(()) => Ok(Value::str(self.scratch.as_str()).with_private(private)),
+            Err(message) => Err(message.into()),
+        };
         // Do not keep a huge buffer alive for the rest of the run.
         if self.scratch.capacity() > 1 << 16 {
             self.scratch = String::new();
@@ -2267,6 +2274,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, Arc<str>> {
         },
         BinOp::Concat => match (&a.v, &b.v) {
             (V::Str(x), V::Str(y)) => {
+                budget::string(x.len() + y.len())?;
                 let mut s = String::with_capacity(x.len() + y.len());
                 s.push_str(x);
                 s.push_str(y);

@@ -2,6 +2,7 @@
 //! interface natives implement.
 
 pub mod atomic;
+pub mod budget;
 pub mod callable;
 pub mod control;
 pub mod eval;

@@ -3,6 +3,7 @@
 //! decides everything else (tools, retries of the turn, writing the thread).
 
 pub mod openai;
+pub mod sse;
 pub mod trim;
 
 use std::future::Future;

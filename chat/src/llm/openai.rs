@@ -2,37 +2,48 @@
 //! endpoint.
 //!
 //! One request is `POST {base_url}/chat/completions`; a streamed reply is read as server-sent
-//! events (`eventsource-stream` over reqwest's byte stream) and assembled into a [`Reply`] while
-//! its text and tool calls are reported as [`Delta`]s. A non-streamed reply (`stream: false`, or
-//! a server that answers a stream request with one JSON object) reports its whole text as one
-//! `Delta::Text`, then one `Delta::ToolCall` per call, once it is read.
+//! events (the linear parser of [`crate::llm::sse`] over reqwest's body chunks) and assembled
+//! into a [`Reply`] while its text and tool calls are reported as [`Delta`]s. A non-streamed
+//! reply (`stream: false`, or a server that answers a stream request with one JSON object)
+//! reports its whole text as one `Delta::Text`, then one `Delta::ToolCall` per call, once it is
+//! read. An HTML page answered with HTTP 200 (a base_url that points at a web site) fails with a
+//! message naming its content type and URL.
 //!
 //! Timeouts run on tokio's timer: the runtime that polls [`OpenAi::complete`] needs time enabled.
 //!
-//! Bounds, so a faulty or hostile endpoint costs a clear error and never exhausts memory:
+//! Bounds, so a faulty or hostile endpoint costs a clear error and never exhausts memory or
+//! time:
 //! - a reply's text and tool-call arguments together may be at most [`MAX_REPLY_BYTES`]
 //!   (16 MiB; [`OpenAi::with_max_reply_bytes`] changes it): past it the request fails. A 10 MB
 //!   reply is therefore accepted whole;
-//! - one server-sent event, and a non-streamed reply's body, may be at most twice that plus
-//!   1 MiB (JSON escapes and framing);
+//! - one server-sent event may hold at most that plus 1 MiB of framing, counted as its bytes
+//!   arrive (before its line is complete or parsed); a non-streamed reply's body may be at most
+//!   twice the reply bound plus 1 MiB (JSON escapes and framing);
 //! - an error response's body is read up to 1 MiB, and the provider's message taken from it is
 //!   cut to about 300 characters on one line, without control characters;
 //! - no bytes for `stream_idle_timeout_secs` while a streamed reply is awaited or read fails the
-//!   request; the whole request, retries included, is bounded by `request_timeout_secs`.
+//!   request; the whole request, retries and the reading of every body included, is bounded by
+//!   `request_timeout_secs`, checked after every chunk received.
 //!
-//! HTTP 429 and 503 are retried up to 3 times, honouring `Retry-After` (seconds, at most 30 s;
-//! 1 s, 2 s, 4 s without it). Both come before any output, so nothing seen by the person is ever
-//! sent twice (§8.3).
+//! HTTP 429 and 503 are retried up to 3 times, honouring `Retry-After` (seconds; 1 s, 2 s, 4 s
+//! without it). Both come before any output, so nothing seen by the person is ever sent twice
+//! (§8.3). A wait longer than 30 s, or longer than what is left of `request_timeout_secs`, is not
+//! waited for: the request fails at once with the status and the server's `Retry-After`.
+//!
+//! Redirects are followed only within the base URL's origin (scheme, host and port): anything
+//! else would send the API key, the configured headers and the conversation to a server nobody
+//! configured. Every value of [`OpenAiConfig::secrets`] and the API key are replaced by
+//! `[redacted]` in every error, since providers quote a rejected key back.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use eventsource_stream::{EventStream, EventStreamError};
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
+use tokio::time::Instant;
 
+use crate::llm::sse;
 use crate::llm::{Delta, LlmError, Provider, Reply, ReplyFuture, Request, Usage};
 use crate::message::{Message, Role, ToolCall};
 
@@ -54,6 +65,9 @@ const PROVIDER_MESSAGE_CHARS: usize = 300;
 /// Request fields `--extra` never replaces (the host refuses them too: §7.5.3).
 const RESERVED_FIELDS: [&str; 5] = ["model", "messages", "tools", "stream", "stream_options"];
 
+/// What replaces a secret value in an error.
+const REDACTED: &str = "[redacted]";
+
 /// How to reach one configured `[llm.NAME]` of kind `openai`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenAiConfig {
@@ -61,10 +75,13 @@ pub struct OpenAiConfig {
     pub name: String,
     /// For example `http://127.0.0.1:8080/v1`; the request goes to `{base_url}/chat/completions`.
     pub base_url: String,
-    /// Sent as `Authorization: Bearer KEY` when set.
+    /// Sent as `Authorization: Bearer KEY` when set; never shown in an error.
     pub api_key: Option<String>,
     /// Extra headers, secrets already resolved.
     pub headers: Vec<(String, String)>,
+    /// Values never shown in an error besides the API key: the header values that came from
+    /// `secrets.toml`.
+    pub secrets: Vec<String>,
     pub connect_timeout_secs: u64,
     pub request_timeout_secs: u64,
     pub stream_idle_timeout_secs: u64,
@@ -78,38 +95,89 @@ pub struct OpenAi {
     /// `{base_url}/chat/completions`.
     url: String,
     max_reply_bytes: usize,
+    /// The API key and the configured secrets, longest first (so a secret that contains
+    /// another is replaced whole).
+    secrets: Vec<String>,
+}
+
+/// A redirect to another origin, refused.
+#[derive(Debug)]
+struct CrossOrigin {
+    from: String,
+    to: String,
+}
+
+impl std::fmt::Display for CrossOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} redirected to {}", self.from, self.to)
+    }
+}
+
+impl std::error::Error for CrossOrigin {}
+
+/// Scheme, host and port: what a redirect may not change.
+fn origin(url: &reqwest::Url) -> (&str, Option<&str>, Option<u16>) {
+    (url.scheme(), url.host_str(), url.port_or_known_default())
+}
+
+/// Why a 429 or 503 was not retried.
+enum GaveUp {
+    /// The retries were used up.
+    Retries(u32),
+    /// The server asked for a wait katari does not make.
+    Wait { seconds: u64, asked: bool },
 }
 
 impl OpenAi {
     /// A client for `config`, holding one connection pool with its connect timeout.
     pub fn new(config: OpenAiConfig) -> Result<OpenAi, LlmError> {
+        // Only redirects within the origin are followed: the key, the headers and the whole
+        // conversation go with a redirected request (307 and 308 keep the body).
         let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(config.connect_timeout_secs));
+            .connect_timeout(Duration::from_secs(config.connect_timeout_secs))
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let previous = attempt.previous();
+                let (Some(first), Some(last)) = (previous.first(), previous.last()) else {
+                    return attempt.follow();
+                };
+                if origin(attempt.url()) != origin(first) {
+                    let refused = CrossOrigin {
+                        from: last.to_string(),
+                        to: attempt.url().to_string(),
+                    };
+                    attempt.error(refused)
+                } else if previous.len() > 10 {
+                    attempt.error("too many redirects")
+                } else {
+                    attempt.follow()
+                }
+            }));
         if is_plain_http(&config.base_url) {
             // A local server (llama.cpp, Ollama) needs no TLS: building the verifier would read
             // and parse the whole system CA store, about 3 ms of every `katari chat -m`
-            // (docs/benchmarks.md, "Chat turn"). Without roots, a redirect to https:// could
-            // only fail on its certificate, so it is refused with a message instead.
-            builder = builder
-                .tls_certs_only([])
-                .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                    if attempt.url().scheme() != "http" {
-                        attempt.error(
-                            "the server redirected an http:// base_url to another scheme; set base_url to the address it redirects to",
-                        )
-                    } else if attempt.previous().len() >= 10 {
-                        attempt.error("too many redirects")
-                    } else {
-                        attempt.follow()
-                    }
-                }));
+            // (docs/benchmarks.md, "Chat turn"). Redirects stay on http:// (another scheme is
+            // another origin), so no certificate is ever needed.
+            builder = builder.tls_certs_only([]);
         }
+        let mut secrets: Vec<String> = config
+            .api_key
+            .iter()
+            .chain(&config.secrets)
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect();
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
         let client = builder.build().map_err(|e| LlmError {
-            message: format!(
-                "LLM '{}': the HTTP client could not be set up ({}).",
-                config.name,
-                error_chain(&e)
-            ),
+            message: redact(
+                &format!(
+                    "LLM '{}': the HTTP client could not be set up ({}).",
+                    config.name,
+                    error_chain(&e)
+                ),
+                &secrets,
+            )
+            .into_owned(),
             after_output: false,
         })?;
         let url = format!(
@@ -124,6 +192,7 @@ impl OpenAi {
             client,
             url,
             max_reply_bytes: MAX_REPLY_BYTES,
+            secrets,
         })
     }
 
@@ -138,15 +207,27 @@ impl OpenAi {
         &self.url
     }
 
+    /// An error for the person, every secret value redacted.
     fn error(&self, message: String) -> LlmError {
         LlmError {
-            message,
+            message: redact(&message, &self.secrets).into_owned(),
             after_output: false,
         }
     }
 
+    /// Text from the server as one short line, secrets redacted before it is cut (a cut could
+    /// leave part of a key).
+    fn own(&self, text: &str) -> String {
+        one_line(&redact(text, &self.secrets))
+    }
+
     fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// The most bytes one server-sent event may hold.
+    fn event_limit(&self) -> usize {
+        self.max_reply_bytes.saturating_add(1 << 20)
     }
 
     /// One request with its retries; `report` sees every delta.
@@ -154,6 +235,7 @@ impl OpenAi {
         &self,
         request: &Request,
         report: &mut (dyn FnMut(Delta) + Send),
+        deadline: Instant,
     ) -> Result<Reply, LlmError> {
         let body = request_body(request);
         let mut retries = 0;
@@ -161,22 +243,43 @@ impl OpenAi {
             let response = self.send(&body, request.stream).await?;
             let status = response.status().as_u16();
             if response.status().is_success() {
+                if is_html(&response) {
+                    return Err(self.html_error(response, deadline).await);
+                }
                 return if request.stream && !is_json(&response) {
-                    self.read_stream(response, report).await
+                    self.read_stream(response, report, deadline).await
                 } else {
-                    self.read_whole(response, report).await
+                    self.read_whole(response, report, deadline).await
                 };
             }
-            if (status == 429 || status == 503) && retries < MAX_RETRIES {
-                let wait = retry_after(&response)
-                    .unwrap_or(Duration::from_secs(1 << retries))
-                    .min(MAX_RETRY_WAIT);
+            if status == 429 || status == 503 {
+                if retries == MAX_RETRIES {
+                    let gave_up = GaveUp::Retries(retries);
+                    return Err(self
+                        .status_error(response, request, gave_up, deadline)
+                        .await);
+                }
+                let asked = retry_after(&response);
+                let wait = asked.unwrap_or(Duration::from_secs(1 << retries));
+                let left = deadline.saturating_duration_since(Instant::now());
+                if wait > MAX_RETRY_WAIT || wait >= left {
+                    let gave_up = GaveUp::Wait {
+                        seconds: wait.as_secs(),
+                        asked: asked.is_some(),
+                    };
+                    return Err(self
+                        .status_error(response, request, gave_up, deadline)
+                        .await);
+                }
                 drop(response);
                 tokio::time::sleep(wait).await;
                 retries += 1;
                 continue;
             }
-            return Err(self.status_error(response, request, retries).await);
+            let gave_up = GaveUp::Retries(retries);
+            return Err(self
+                .status_error(response, request, gave_up, deadline)
+                .await);
         }
     }
 
@@ -210,7 +313,16 @@ impl OpenAi {
 
     fn send_error(&self, e: &reqwest::Error) -> LlmError {
         let name = self.name();
-        let url = &self.url;
+        // The URL that failed: after a redirect within the origin, the one redirected to.
+        let url = e
+            .url()
+            .map_or_else(|| self.url.clone(), ToString::to_string);
+        if let Some(refused) = find_cause::<CrossOrigin>(e) {
+            return self.error(format!(
+                "LLM '{name}': {} redirected the request to {}, another origin; katari follows redirects only within the base URL's scheme, host and port, so the API key and the conversation were not sent there. If you trust that address, set base_url in [llm.{name}] to it.",
+                refused.from, refused.to
+            ));
+        }
         if e.is_builder() {
             return self.error(format!(
                 "LLM '{name}': the request could not be built ({}). Check base_url and headers in [llm.{name}].",
@@ -244,6 +356,14 @@ impl OpenAi {
         ))
     }
 
+    fn timeout_error(&self) -> LlmError {
+        let name = self.name();
+        self.error(format!(
+            "LLM '{name}' did not finish within {} s. Raise request_timeout_secs in [llm.{name}] if the model needs longer.",
+            self.config.request_timeout_secs
+        ))
+    }
+
     fn too_large_error(&self) -> LlmError {
         self.error(format!(
             "LLM '{}' sent a reply larger than {}; the request was stopped.",
@@ -252,74 +372,148 @@ impl OpenAi {
         ))
     }
 
+    /// The next chunk of a body: `request_timeout_secs` bounds every wait and is checked after
+    /// every chunk (a server that never pauses is stopped too); `idle`, when given, bounds the
+    /// silence before it.
+    async fn next_chunk(
+        &self,
+        response: &mut reqwest::Response,
+        idle: Option<Duration>,
+        deadline: Instant,
+    ) -> Result<Option<impl std::ops::Deref<Target = [u8]> + use<>>, LlmError> {
+        let until = idle.map_or(deadline, |idle| deadline.min(after(idle)));
+        let chunk = match tokio::time::timeout_at(until, response.chunk()).await {
+            Ok(Ok(chunk)) => chunk,
+            Ok(Err(e)) => return Err(self.broken_error(&e)),
+            Err(_) if Instant::now() >= deadline => return Err(self.timeout_error()),
+            Err(_) => return Err(self.idle_error()),
+        };
+        if chunk.is_some() && Instant::now() >= deadline {
+            return Err(self.timeout_error());
+        }
+        Ok(chunk)
+    }
+
+    /// Up to `limit` bytes of a body, for an error message: what arrived before a failure,
+    /// silence or the deadline.
+    async fn body_prefix(
+        &self,
+        response: &mut reqwest::Response,
+        limit: usize,
+        deadline: Instant,
+    ) -> Vec<u8> {
+        let mut body = Vec::new();
+        while let Ok(Some(chunk)) = self.next_chunk(response, None, deadline).await {
+            body.extend_from_slice(&chunk);
+            if body.len() >= limit {
+                body.truncate(limit);
+                break;
+            }
+        }
+        body
+    }
+
     /// The message of a failed status (§8.4), with the provider's own message on the next line.
     async fn status_error(
         &self,
         mut response: reqwest::Response,
         request: &Request,
-        retries: u32,
+        gave_up: GaveUp,
+        deadline: Instant,
     ) -> LlmError {
         let status = response.status().as_u16();
         let name = self.name();
-        let head = match status {
-            401 | 403 => format!(
+        let url = response.url().to_string();
+        let timeout = self.config.request_timeout_secs;
+        let head = match (status, gave_up) {
+            (401 | 403, _) => format!(
                 "LLM '{name}' rejected the API key (HTTP {status}). Check api_key_env or api_key in [llm.{name}]."
             ),
-            404 => format!(
-                "LLM '{name}' has no such endpoint or model (HTTP 404): POST {} with model '{}'. Check base_url and model in [llm.{name}].",
-                self.url, request.model
+            (404, _) => format!(
+                "LLM '{name}' has no such endpoint or model (HTTP 404): POST {url} with model '{}'. Check base_url and model in [llm.{name}].",
+                request.model
             ),
-            429 => format!(
+            (429, GaveUp::Retries(retries)) => format!(
                 "LLM '{name}' is limiting requests (HTTP 429) and still was after {retries} retries. Wait a moment and try again."
             ),
-            503 => format!(
+            (503, GaveUp::Retries(retries)) => format!(
                 "LLM '{name}' is unavailable (HTTP 503) and still was after {retries} retries. Check that the server is up and try again."
             ),
+            (_, GaveUp::Wait { seconds, asked }) => {
+                let what = if status == 429 {
+                    "is limiting requests (HTTP 429)"
+                } else {
+                    "is unavailable (HTTP 503)"
+                };
+                let wait = if asked {
+                    format!("asks to retry after {seconds} s (Retry-After)")
+                } else {
+                    format!("would be retried after {seconds} s")
+                };
+                if Duration::from_secs(seconds) > MAX_RETRY_WAIT {
+                    format!(
+                        "LLM '{name}' {what} and {wait}; katari waits at most {} s. Try again later.",
+                        MAX_RETRY_WAIT.as_secs()
+                    )
+                } else {
+                    format!(
+                        "LLM '{name}' {what} and {wait}, past the request's limit of {timeout} s. Try again later, or raise request_timeout_secs in [llm.{name}]."
+                    )
+                }
+            }
             _ => format!("LLM '{name}' failed with HTTP {status}."),
         };
-        let mut body = Vec::new();
-        while let Ok(Some(chunk)) = response.chunk().await {
-            body.extend_from_slice(&chunk);
-            if body.len() >= MAX_ERROR_BODY {
-                body.truncate(MAX_ERROR_BODY);
-                break;
-            }
-        }
+        let body = self
+            .body_prefix(&mut response, MAX_ERROR_BODY, deadline)
+            .await;
         match provider_message(&body) {
-            Some(own) => self.error(format!("{head}\n{own}")),
+            Some(own) => self.error(format!("{head}\n{}", self.own(&own))),
+            None => self.error(head),
+        }
+    }
+
+    /// A successful status whose body is a web page: base_url points at a site, not an API.
+    async fn html_error(&self, mut response: reqwest::Response, deadline: Instant) -> LlmError {
+        let name = self.name();
+        let url = response.url().to_string();
+        let content_type = content_type(&response).unwrap_or_default().to_string();
+        let head = format!(
+            "LLM '{name}' answered {url} with content-type {content_type}, a web page rather than an event stream or JSON. Check base_url in [llm.{name}]: it should be the API's address (often ending in /v1)."
+        );
+        let body = self
+            .body_prefix(&mut response, MAX_ERROR_BODY, deadline)
+            .await;
+        match provider_message(&body) {
+            Some(own) => self.error(format!("{head}\n{}", self.own(&own))),
             None => self.error(head),
         }
     }
 
     /// A non-streamed reply (`stream: false`, or a server that answered a stream request with
-    /// one JSON object): its text and calls are reported whole once it is read.
+    /// one JSON object): read whole, then reported.
     async fn read_whole(
         &self,
         mut response: reqwest::Response,
         report: &mut (dyn FnMut(Delta) + Send),
+        deadline: Instant,
     ) -> Result<Reply, LlmError> {
         let limit = self
             .max_reply_bytes
             .saturating_mul(2)
             .saturating_add(1 << 20);
+        let url = response.url().to_string();
         let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    body.extend_from_slice(&chunk);
-                    if body.len() > limit {
-                        return Err(self.too_large_error());
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => return Err(self.broken_error(&e)),
+        while let Some(chunk) = self.next_chunk(&mut response, None, deadline).await? {
+            body.extend_from_slice(&chunk);
+            if body.len() > limit {
+                return Err(self.too_large_error());
             }
         }
         let value: Value = serde_json::from_slice(&body).map_err(|e| {
             self.error(format!(
-                "LLM '{}' sent a reply that is not valid JSON ({e}).\n{}",
+                "LLM '{}' sent a reply from {url} that is not valid JSON ({e}).\n{}",
                 self.name(),
-                one_line(&String::from_utf8_lossy(&body))
+                self.own(&String::from_utf8_lossy(&body))
             ))
         })?;
         if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
@@ -373,84 +567,56 @@ impl OpenAi {
     /// A streamed reply: server-sent events until `data: [DONE]` or the end of the body.
     async fn read_stream(
         &self,
-        response: reqwest::Response,
+        mut response: reqwest::Response,
         report: &mut (dyn FnMut(Delta) + Send),
+        deadline: Instant,
     ) -> Result<Reply, LlmError> {
         let idle = Duration::from_secs(self.config.stream_idle_timeout_secs);
-        // Bytes received since the last complete event: bounds what the event parser buffers.
-        let pending = Arc::new(AtomicUsize::new(0));
-        let event_limit = self
-            .max_reply_bytes
-            .saturating_mul(2)
-            .saturating_add(1 << 20);
-        let bytes = futures::stream::unfold(
-            (Box::pin(response.bytes_stream()), false, pending.clone()),
-            move |(mut bytes, ended, pending)| async move {
-                if ended {
-                    return None;
-                }
-                let item = match tokio::time::timeout(idle, bytes.next()).await {
-                    Err(_) => Err(Wire::Idle),
-                    Ok(None) => return None,
-                    Ok(Some(Err(e))) => Err(Wire::Http(e)),
-                    Ok(Some(Ok(chunk))) => {
-                        let seen = pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
-                        if seen > event_limit {
-                            Err(Wire::TooLarge)
-                        } else {
-                            Ok(chunk)
-                        }
-                    }
-                };
-                let ended = item.is_err();
-                Some((item, (bytes, ended, pending)))
-            },
-        );
-        let mut events = std::pin::pin!(EventStream::new(bytes));
+        let url = response.url().to_string();
+        let content_type = content_type(&response).map(str::to_string);
+        let mut parser = sse::Parser::new(self.event_limit());
+        let mut events = Vec::new();
+        let mut seen = false;
         let mut assembly = Assembly::default();
-        while let Some(event) = events.next().await {
-            pending.store(0, Ordering::Relaxed);
-            let event = event.map_err(|e| self.event_error(e))?;
-            if event.data.trim() == "[DONE]" {
-                return Ok(assembly.finish());
+        while let Some(chunk) = self.next_chunk(&mut response, Some(idle), deadline).await? {
+            // The parser counts the bytes of the event being received as they arrive, so an
+            // oversized event fails here, long before its line (or the body) ends.
+            parser
+                .feed(&chunk, &mut events)
+                .map_err(|sse::TooLarge| self.too_large_error())?;
+            for event in events.drain(..) {
+                seen = true;
+                if event.data.trim() == "[DONE]" {
+                    return Ok(assembly.finish());
+                }
+                let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
+                    self.error(format!(
+                        "LLM '{}' sent a reply chunk that is not valid JSON ({e}).\n{}",
+                        self.name(),
+                        self.own(&event.data)
+                    ))
+                })?;
+                if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+                    return Err(self.reported_error(error));
+                }
+                assembly.add(&chunk, report);
+                if assembly.bytes > self.max_reply_bytes {
+                    return Err(self.too_large_error());
+                }
             }
-            let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
-                self.error(format!(
-                    "LLM '{}' sent a reply chunk that is not valid JSON ({e}).\n{}",
-                    self.name(),
-                    one_line(&event.data)
-                ))
-            })?;
-            if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
-                return Err(self.reported_error(error));
-            }
-            assembly.add(&chunk, report);
-            if assembly.bytes > self.max_reply_bytes {
-                return Err(self.too_large_error());
-            }
+        }
+        let name = self.name();
+        if !seen && let Some(other) = content_type.filter(|t| !t.starts_with("text/event-stream")) {
+            return Err(self.error(format!(
+                "LLM '{name}' answered {url} with content-type {other} and no server-sent events: not a chat-completions stream. Check base_url in [llm.{name}]."
+            )));
         }
         if assembly.finish_reason.is_none() {
             return Err(self.error(format!(
-                "LLM '{}' ended its reply stream before finishing it (no [DONE] and no finish reason).",
-                self.name()
+                "LLM '{name}' ended its reply stream before finishing it (no [DONE] and no finish reason)."
             )));
         }
         Ok(assembly.finish())
-    }
-
-    fn event_error(&self, error: EventStreamError<Wire>) -> LlmError {
-        let name = self.name();
-        match error {
-            EventStreamError::Transport(Wire::Idle) => self.idle_error(),
-            EventStreamError::Transport(Wire::TooLarge) => self.too_large_error(),
-            EventStreamError::Transport(Wire::Http(e)) => self.broken_error(&e),
-            EventStreamError::Utf8(e) => self.error(format!(
-                "LLM '{name}' sent a reply stream that is not valid UTF-8 ({e})."
-            )),
-            EventStreamError::Parser(e) => self.error(format!(
-                "LLM '{name}' sent a reply stream that is not valid server-sent events ({e})."
-            )),
-        }
     }
 
     fn broken_error(&self, e: &reqwest::Error) -> LlmError {
@@ -468,7 +634,7 @@ impl OpenAi {
             self.name()
         );
         match error_message(&json!({ "error": error })) {
-            Some(own) => self.error(format!("{head}\n{}", one_line(&own))),
+            Some(own) => self.error(format!("{head}\n{}", self.own(&own))),
             None => self.error(head),
         }
     }
@@ -486,38 +652,21 @@ impl Provider for OpenAi {
                 output.store(true, Ordering::Relaxed);
                 on_delta(delta);
             };
-            let limit = Duration::from_secs(self.config.request_timeout_secs);
-            let result = match tokio::time::timeout(limit, self.run(request, &mut report)).await {
-                Ok(result) => result,
-                Err(_) => Err(self.error(format!(
-                    "LLM '{name}' did not finish within {} s. Raise request_timeout_secs in [llm.{name}] if the model needs longer.",
-                    self.config.request_timeout_secs,
-                    name = self.name()
-                ))),
-            };
+            let deadline = after(Duration::from_secs(self.config.request_timeout_secs));
+            // Reading bodies checks the deadline itself; this bounds connecting, sending and
+            // waiting for headers as well.
+            let result =
+                match tokio::time::timeout_at(deadline, self.run(request, &mut report, deadline))
+                    .await
+                {
+                    Ok(result) => result,
+                    Err(_) => Err(self.timeout_error()),
+                };
             result.map_err(|mut e| {
                 e.after_output = output.load(Ordering::Relaxed);
                 e
             })
         })
-    }
-}
-
-/// Why the byte stream under the event parser stopped.
-#[derive(Debug)]
-enum Wire {
-    Http(reqwest::Error),
-    Idle,
-    TooLarge,
-}
-
-impl std::fmt::Display for Wire {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Wire::Http(e) => write!(f, "{e}"),
-            Wire::Idle => f.write_str("idle"),
-            Wire::TooLarge => f.write_str("too large"),
-        }
     }
 }
 
@@ -759,12 +908,57 @@ fn usage(value: &Value) -> Option<Usage> {
     })
 }
 
-fn is_json(response: &reqwest::Response) -> bool {
+/// The instant `wait` from now; a wait too long for the clock is a year (configured timeouts
+/// are not bounded above, and `Instant + Duration` panics on overflow).
+fn after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
+/// The response's content type, lower-cased parameters and all (`text/html; charset=utf-8`).
+fn content_type(response: &reqwest::Response) -> Option<&str> {
     response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+        .map(str::trim)
+}
+
+fn is_json(response: &reqwest::Response) -> bool {
+    content_type(response).is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"))
+}
+
+fn is_html(response: &reqwest::Response) -> bool {
+    content_type(response).is_some_and(|v| {
+        let v = v.to_ascii_lowercase();
+        v.starts_with("text/html") || v.starts_with("application/xhtml")
+    })
+}
+
+/// The first cause of type `E` in an error's chain.
+fn find_cause<'e, E: std::error::Error + 'static>(
+    error: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e E> {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        if let Some(found) = cause.downcast_ref::<E>() {
+            return Some(found);
+        }
+        source = cause.source();
+    }
+    None
+}
+
+/// `text` with every secret value replaced by [`REDACTED`] (`secrets` longest first).
+fn redact<'t>(text: &'t str, secrets: &[String]) -> Cow<'t, str> {
+    let mut out = Cow::Borrowed(text);
+    for secret in secrets {
+        if out.contains(secret.as_str()) {
+            out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        }
+    }
+    out
 }
 
 /// `Retry-After` in seconds (an HTTP date is not honoured: the default backoff applies).
@@ -775,7 +969,8 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
 }
 
 /// The provider's own message from an error body: the JSON error's message, or the body's text
-/// (an HTML page reduced to its title or text), on one line.
+/// (an HTML page reduced to its title or text), not yet cut to one line: secrets are redacted
+/// first ([`OpenAi::own`]).
 fn provider_message(body: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
@@ -784,8 +979,7 @@ fn provider_message(body: &[u8]) -> Option<String> {
         Err(_) if looks_like_html(text) => html_text(text),
         Err(_) => text.to_string(),
     };
-    let own = one_line(&own);
-    (!own.is_empty()).then_some(own)
+    (!own.trim().is_empty()).then_some(own)
 }
 
 /// `error.message`, `error` as a string, `message` or `detail`.
@@ -925,30 +1119,49 @@ fn size(bytes: usize) -> String {
 mod tests {
     use super::*;
 
+    /// What the person sees of an error body.
+    fn shown(body: &[u8]) -> Option<String> {
+        provider_message(body).map(|own| one_line(&own))
+    }
+
     #[test]
     fn provider_messages_are_one_short_clean_line() {
         let json = br#"{"error": {"message": "Incorrect API key\nprovided", "type": "auth"}}"#;
+        assert_eq!(shown(json).as_deref(), Some("Incorrect API key provided"));
         assert_eq!(
-            provider_message(json).as_deref(),
-            Some("Incorrect API key provided")
-        );
-        assert_eq!(
-            provider_message(br#"{"detail": "Not Found"}"#).as_deref(),
+            shown(br#"{"detail": "Not Found"}"#).as_deref(),
             Some("Not Found")
         );
         let html = b"<html><head><title>502 Bad &amp; Gateway</title></head><body><h1>x</h1></body></html>";
-        assert_eq!(provider_message(html).as_deref(), Some("502 Bad & Gateway"));
+        assert_eq!(shown(html).as_deref(), Some("502 Bad & Gateway"));
         let untitled = b"<!DOCTYPE html><html><style>p{}</style><body><p>Upstream\r\n down</p><script>x()</script></body></html>";
-        assert_eq!(provider_message(untitled).as_deref(), Some("Upstream down"));
+        assert_eq!(shown(untitled).as_deref(), Some("Upstream down"));
         assert_eq!(
-            provider_message(b"bad \x1b[31mred\x07 thing").as_deref(),
+            shown(b"bad \x1b[31mred\x07 thing").as_deref(),
             Some("bad \x1b[31mred\x07 thing")
         );
         let long = "x".repeat(1000);
-        let cut = provider_message(long.as_bytes()).unwrap_or_default();
+        let cut = shown(long.as_bytes()).unwrap_or_default();
         assert_eq!(cut.chars().count(), PROVIDER_MESSAGE_CHARS + 1);
         assert!(cut.ends_with('…'));
-        assert_eq!(provider_message(b"  \n "), None);
+        assert_eq!(shown(b"  \n "), None);
+    }
+
+    #[test]
+    fn secrets_are_redacted_whole_before_a_message_is_cut() {
+        let secrets = vec!["sk-long-secret-key".to_string(), "sk-long".to_string()];
+        assert_eq!(
+            redact("key sk-long-secret-key and sk-long.", &secrets),
+            "key [redacted] and [redacted]."
+        );
+        assert!(matches!(redact("nothing here", &secrets), Cow::Borrowed(_)));
+        // A key that straddles the 300-character cut leaves no prefix behind.
+        let text = format!(
+            "{}sk-long-secret-key",
+            "x".repeat(PROVIDER_MESSAGE_CHARS - 4)
+        );
+        let shown = one_line(&redact(&text, &secrets));
+        assert!(!shown.contains("sk-l"), "{shown}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn run(args: ChatArgs, color: bool, no_workspace: bool, trust_workspace: boo
         Ok(status) => status,
         Err(f) => {
             if !f.message.is_empty() {
-                let _ = writeln!(std::io::stderr(), "error: {}", f.message);
+                crate::host::print_error(&f.message);
             }
             f.status
         }
@@ -114,10 +114,14 @@ fn chat(
     if message.as_deref().is_some_and(|m| m.trim().is_empty()) {
         return Err(usage("the message is empty; pass the text to send with -m"));
     }
-    let config = crate::config::init(no_workspace, trust_workspace).map_err(|status| Failure {
-        message: String::new(),
-        status,
-    })?;
+    // A one-shot chat never asks: the workspace must be approved already, or trusted with
+    // --trust-workspace.
+    let may_ask = message.is_none();
+    let config =
+        crate::config::init(no_workspace, trust_workspace, may_ask).map_err(|status| Failure {
+            message: String::new(),
+            status,
+        })?;
     let mut chat = open(&args, config, color)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -287,6 +291,14 @@ fn provider(config: &Config, lens: &Lens) -> Result<Box<dyn Provider>, Failure> 
             .headers
             .iter()
             .map(|(k, v)| (k.clone(), config.resolve(v)))
+            .collect(),
+        // Header values from `secrets.toml` never appear in an error (providers quote them);
+        // the API key is redacted by the client itself.
+        secrets: llm
+            .headers
+            .iter()
+            .filter(|(_, v)| crate::config::secrets::reference(v).is_some())
+            .map(|(_, v)| config.resolve(v))
             .collect(),
         connect_timeout_secs: llm.connect_timeout_secs,
         request_timeout_secs: llm.request_timeout_secs,
@@ -459,6 +471,21 @@ impl Chat {
         };
         match crate::config::load(&opts) {
             Ok(fresh) => {
+                // The files may have changed since the chat started: what they ask for now
+                // passes the same workspace trust gate as at start, without a question in the
+                // middle of a chat.
+                if let Err(refusal) = crate::config::trust::gate(
+                    &fresh,
+                    self.config.trust_workspace,
+                    &opts.paths.data,
+                    crate::config::trust::Ask::Never,
+                ) {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "warning: the workspace configuration changed; project '{name}' is used as it was: {refusal}"
+                    );
+                    return;
+                }
                 if let Some(project) = fresh.projects.get(&name) {
                     self.lens.project = Some(project.clone());
                 }

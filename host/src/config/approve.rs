@@ -12,13 +12,19 @@ use crate::store::Store;
 /// Decisions taken in this process, by file and entry hash: asked once per process at most.
 static DECIDED: Mutex<Option<HashMap<(PathBuf, String), bool>>> = Mutex::new(None);
 
+/// Text from a workspace file (a server name, a command line, its path), through the one
+/// sanitiser of `host.md` §2.4: the file's author must not be able to drive the terminal.
+fn shown(text: &str) -> String {
+    crate::table::one_line(text)
+}
+
 /// The message of §9.4.3 when a workspace server is not started.
 pub fn refusal(server: &Server) -> String {
     format!(
         "MCP server '{}' comes from the workspace file {} and has not been approved.\n\
          Approve it by running katari mcp list --probe in a terminal, or pass --trust-workspace.",
-        server.name,
-        server.origin.file.display()
+        shown(&server.name),
+        shown(&server.origin.file.display().to_string())
     )
 }
 
@@ -26,9 +32,9 @@ pub fn refusal(server: &Server) -> String {
 pub fn question(server: &Server) -> String {
     format!(
         "Workspace file {} wants to run '{}' as MCP server '{}'. Allow? [y/N] ",
-        server.origin.file.display(),
-        server.command_line(),
-        server.name
+        shown(&server.origin.file.display().to_string()),
+        shown(&server.command_line()),
+        shown(&server.name)
     )
 }
 

@@ -7,7 +7,7 @@
 //! table, and removing it again gives the file back byte for byte. The edited texts are validated
 //! with the same reader and merge as at start, together with the files not edited, and only
 //! then written, each atomically (§3.3.3); an edit that would make the configuration invalid is
-//! not written.
+//! not written. A file that is a symbolic link is written through the link to its target.
 
 use std::path::{Path, PathBuf};
 
@@ -243,11 +243,65 @@ impl<'c> Edits<'c> {
             ))
         })?;
         for (path, text) in &changed {
-            katari_runtime::atomic::write_atomic(path, text.as_bytes())
-                .map_err(|e| EditError::io(format!("cannot write {}: {e}", path.display())))?;
+            write_through(path, text)?;
         }
+        keep_approval(self.config, &after);
         Ok(after)
     }
+}
+
+/// An approved workspace configuration stays approved through katari's own edits of its files:
+/// the person asked for the edit, so the new hash is recorded next to the old one. A workspace
+/// trusted only by `--trust-workspace` (nothing stored) stays unstored.
+fn keep_approval(before: &Config, after: &Config) {
+    let (Some(root), Some(old), Some(new)) = (
+        &before.files.workspace,
+        &before.workspace_hash,
+        &after.workspace_hash,
+    ) else {
+        return;
+    };
+    let data = Paths::from_env().data;
+    if old == new || !data.join(crate::store::FILE_NAME).is_file() {
+        return;
+    }
+    if let Ok(store) = crate::store::Store::open_in(&data)
+        && store.is_approved(root, old).unwrap_or(false)
+    {
+        // A failure to store only means the person is asked again next time.
+        let _ = store.approve(root, new);
+    }
+}
+
+/// Writes an edited file atomically (§3.3.3). A configuration file that is a symbolic link (a
+/// dotfile kept in another folder) is written through the link: the new text replaces the
+/// link's final target, in the target's folder and with the target's mode, and the link stays a
+/// link. Renaming over the link itself would replace it with a regular file and leave the
+/// target silently behind.
+fn write_through(path: &Path, text: &str) -> Result<(), EditError> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if is_link {
+        std::fs::canonicalize(path).map_err(|e| {
+            EditError::io(format!(
+                "cannot edit {}: it is a symbolic link whose target cannot be resolved ({e})\n  \
+                 fix: point the link at an existing file, or replace it with a regular file",
+                path.display()
+            ))
+        })?
+    } else {
+        path.to_path_buf()
+    };
+    katari_runtime::atomic::write_atomic(&target, text.as_bytes()).map_err(|e| {
+        if is_link {
+            EditError::io(format!(
+                "cannot write {} (the target of the link {}): {e}",
+                target.display(),
+                path.display()
+            ))
+        } else {
+            EditError::io(format!("cannot write {}: {e}", path.display()))
+        }
+    })
 }
 
 /// The text of an edited document: `original` with the lines the edit changed.

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
+
 use super::read::{Layer, RefKind, Reference};
 use super::{
     Config, Files, LoadError, LoadOptions, Origin, Problem, Scope, Server, list, mcp_json, read,
@@ -160,13 +162,29 @@ pub(super) fn load_files_with(
             Scope::Workspace,
         ),
     ];
+    // The hash the workspace trust approval is recorded with: both workspace files as read
+    // here, each with its name and length, so any change to either asks again.
+    let mut workspace_hash = Sha256::new();
     for (toml_file, json_file, scope) in pairs {
         let mut layer = Layer::default();
         let mut json_servers = Vec::new();
-        if let Some(text) = toml_file
+        let toml_text = toml_file
             .as_deref()
-            .and_then(|f| read_text(f, &mut all.problems))
-        {
+            .and_then(|f| read_text(f, &mut all.problems));
+        let json_text = json_file
+            .as_deref()
+            .and_then(|f| read_text(f, &mut all.problems));
+        if scope == Scope::Workspace {
+            for (name, text) in [
+                (".katari/config.toml", &toml_text),
+                (".mcp.json", &json_text),
+            ] {
+                let text = text.as_deref().unwrap_or_default();
+                workspace_hash.update(format!("{name}\n{}\n", text.len()).as_bytes());
+                workspace_hash.update(text.as_bytes());
+            }
+        }
+        if let Some(text) = toml_text {
             let file = toml_file.clone().unwrap_or_default();
             config.read.push(file.clone());
             let mut r = Report::new(&file, scope, opts.env);
@@ -174,10 +192,7 @@ pub(super) fn load_files_with(
             all.references.append(&mut layer.references);
             all.absorb(r);
         }
-        if let Some(text) = json_file
-            .as_deref()
-            .and_then(|f| read_text(f, &mut all.problems))
-        {
+        if let Some(text) = json_text {
             let file = json_file.clone().unwrap_or_default();
             config.read.push(file.clone());
             let mut r = Report::new(&file, scope, opts.env);
@@ -203,6 +218,10 @@ pub(super) fn load_files_with(
             }
         }
         layers.push((layer, json_servers));
+    }
+    if files.workspace.is_some() {
+        let digest = workspace_hash.finalize();
+        config.workspace_hash = Some(digest.iter().map(|b| format!("{b:02x}")).collect());
     }
     config.files = files;
 

@@ -19,6 +19,7 @@ mod server;
 pub mod show;
 #[cfg(test)]
 mod tests;
+pub mod trust;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -318,8 +319,12 @@ pub struct Config {
     pub repl_origin: Option<Origin>,
     /// The warnings of loading (unknown keys in `mcp.json`, …).
     pub warnings: Vec<Problem>,
-    /// `--trust-workspace`: workspace stdio servers are approved for this invocation (§9.4.4).
+    /// `--trust-workspace`: workspace stdio servers are approved for this invocation (§9.4.4),
+    /// and so is the workspace configuration ([`trust`]).
     pub trust_workspace: bool,
+    /// The SHA-256 (hex) of the workspace files as read, when there is a workspace: the key of
+    /// the workspace trust approval ([`trust`]).
+    pub workspace_hash: Option<String>,
     secrets: Secrets,
 }
 
@@ -415,7 +420,12 @@ static CURRENT: OnceLock<Arc<Config>> = OnceLock::new();
 /// Loads the configuration for this process at start, printing warnings on stderr. A broken
 /// configuration prints every problem and gives the exit status 2 (§4.1.3); nothing else has
 /// happened by then.
-pub fn init(no_workspace: bool, trust_workspace: bool) -> Result<Arc<Config>, u8> {
+///
+/// Every command that reads the configuration comes here, so this is the one place workspace
+/// trust is decided ([`trust::gate`]): a workspace configuration that needs approval and has
+/// none is refused with the exit status 2 before anything uses it. `may_ask` is whether the
+/// person can be asked on the terminal (not for `chat -m`, nor without a terminal).
+pub fn init(no_workspace: bool, trust_workspace: bool, may_ask: bool) -> Result<Arc<Config>, u8> {
     if let Some(config) = CURRENT.get() {
         return Ok(config.clone());
     }
@@ -431,18 +441,27 @@ pub fn init(no_workspace: bool, trust_workspace: bool) -> Result<Arc<Config>, u8
             config
                 .warnings
                 .extend(unknown_credentials(&config, &opts.paths));
-            let mut err = std::io::stderr().lock();
             for w in &config.warnings {
-                let _ = std::io::Write::write_all(
-                    &mut err,
-                    format!("warning: {}\n", w.render()).as_bytes(),
-                );
+                crate::host::to_stderr(&format!("warning: {}\n", w.render()));
+            }
+            let terminal = may_ask
+                && std::io::IsTerminal::is_terminal(&std::io::stdin())
+                && std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let mut ask = trust::ask_terminal;
+            let ask = if terminal {
+                trust::Ask::With(&mut ask)
+            } else {
+                trust::Ask::Never
+            };
+            if let Err(message) = trust::gate(&config, trust_workspace, &opts.paths.data, ask) {
+                crate::host::print_error(&message);
+                return Err(2);
             }
             let config = Arc::new(config);
             Ok(CURRENT.get_or_init(|| config).clone())
         }
         Err(e) => {
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), e.render().as_bytes());
+            crate::host::to_stderr(&e.render());
             Err(2)
         }
     }
@@ -502,7 +521,7 @@ pub fn command(cmd: crate::cli::ConfigCommand, no_workspace: bool, trust_workspa
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let text = match cmd {
         ConfigCommand::Path { json } => show::path(&Paths::from_env(), &cwd, no_workspace, json),
-        ConfigCommand::Show { json } => match init(no_workspace, trust_workspace) {
+        ConfigCommand::Show { json } => match init(no_workspace, trust_workspace, true) {
             Ok(config) => show::show(&config, json),
             Err(code) => return code,
         },

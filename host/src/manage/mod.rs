@@ -73,7 +73,7 @@ pub fn run(request: Request, config: &Config) -> u8 {
     match result {
         Ok(()) => 0,
         Err(fail) => {
-            let _ = writeln!(io::stderr(), "error: {}", fail.message);
+            crate::host::print_error(&fail.message);
             fail.status
         }
     }

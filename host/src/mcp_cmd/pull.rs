@@ -55,7 +55,7 @@ pub fn run(opts: &PullOptions) -> u8 {
             0
         }
         Err(fail) => {
-            let _ = writeln!(std::io::stderr(), "error: {}", fail.message);
+            crate::host::print_error(&fail.message);
             fail.code
         }
     }

@@ -17,8 +17,11 @@
 )]
 
 mod args;
-// The benchmarks of bench/meta.sh: one test that does nothing unless KATARI_BENCH_META is set.
+// The benchmarks of bench/meta.sh live in bench/ with the others, outside the product's source;
+// they are compiled here, into the test build only, because they need this module's private
+// items. One test that does nothing unless KATARI_BENCH_META is set.
 #[cfg(test)]
+#[path = "../../../bench/meta_harness.rs"]
 mod bench;
 pub mod catalog;
 mod describe;

@@ -377,7 +377,7 @@ pub static FAILED: AtomicBool = AtomicBool::new(false);
 
 pub fn fail(message: &str) {
     FAILED.store(true, Ordering::Relaxed);
-    let _ = writeln!(std::io::stderr(), "error: {message}");
+    crate::host::print_error(message);
 }
 
 pub fn out(text: &str) {

@@ -1007,7 +1007,7 @@ impl Session {
     fn error(&mut self, message: &str) {
         self.had_error = true;
         if !message.is_empty() {
-            let _ = writeln!(io::stderr(), "error: {message}");
+            crate::host::print_error(message);
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 
+use katari_runtime::budget;
 use katari_runtime::machine::Ctx;
 use katari_runtime::value::{V, Value, equal, format_number};
 
@@ -48,6 +49,7 @@ fn length(_: &mut Ctx, a: &mut Args<'_>) -> R {
 
 fn append(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let private = a.get(0).private();
+    budget::array(a.array(0)?.len() + 1).map_err(|m| a.fail(m))?;
     let mut items = Vec::with_capacity(a.array(0)?.len() + 1);
     items.extend(a.array(0)?.iter().cloned());
     items.push(a.take(1));
@@ -56,6 +58,7 @@ fn append(_: &mut Ctx, a: &mut Args<'_>) -> R {
 
 fn concat(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let (left, right) = (a.array(0)?, a.array(1)?);
+    budget::array(left.len() + right.len()).map_err(|m| a.fail(m))?;
     let mut items = Vec::with_capacity(left.len() + right.len());
     items.extend(left.iter().cloned());
     items.extend(right.iter().cloned());
@@ -105,7 +108,16 @@ fn flatten(_: &mut Ctx, a: &mut Args<'_>) -> R {
     // array makes it private too (§8.6 rule 4): its length would reveal the inner one's, as
     // `array.concat` of that array would.
     let mut copied_private = outer;
-    let mut items = Vec::new();
+    let total = a
+        .array(0)?
+        .iter()
+        .map(|inner| match &inner.v {
+            V::Array(elements) => elements.len(),
+            _ => 0,
+        })
+        .sum();
+    budget::array(total).map_err(|m| a.fail(m))?;
+    let mut items = Vec::with_capacity(total);
     for (i, inner) in a.array(0)?.iter().enumerate() {
         let V::Array(elements) = &inner.v else {
             return Err(a.fail(format_args!(
@@ -138,6 +150,7 @@ fn range(_: &mut Ctx, a: &mut Args<'_>) -> R {
             format_number(n)
         )));
     }
+    budget::array(n as usize).map_err(|m| a.fail(m))?;
     Ok(Value::array(
         (0..n as usize)
             .map(|i| Value::int(start + i as f64))

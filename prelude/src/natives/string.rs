@@ -1,6 +1,7 @@
 //! `prelude.string` (`prelude.md` §5). Positions and lengths count Unicode code points; bounds
 //! are clamped, never counted from the end.
 
+use katari_runtime::budget;
 use katari_runtime::machine::Ctx;
 use katari_runtime::value::{Str, V, Value, number_text};
 use katari_runtime::wire::parse_number;
@@ -64,6 +65,7 @@ fn join(_: &mut Ctx, a: &mut Args<'_>) -> R {
         };
         total += s.len() + if i > 0 { separator.len() } else { 0 };
     }
+    budget::string(total).map_err(|m| a.fail(m))?;
     if total == 0 {
         // (`init_with` does not take an empty size.)
         return Ok(Value::str(""));
@@ -139,6 +141,10 @@ fn replace(_: &mut Ctx, a: &mut Args<'_>) -> R {
     let (value, search, replacement) = (a.str(0)?, a.str(1)?, a.str(2)?);
     if search.is_empty() {
         return Ok(a.get(0).clone());
+    }
+    if replacement.len() > search.len() {
+        let grown = value.matches(search).count() * (replacement.len() - search.len());
+        budget::string(value.len() + grown).map_err(|m| a.fail(m))?;
     }
     Ok(Value::str(value.replace(search, replacement)))
 }
@@ -248,5 +254,6 @@ fn repeat(_: &mut Ctx, a: &mut Args<'_>) -> R {
     if value.chars().count() as f64 * times > LENGTH_LIMIT {
         return Err(a.fail("the result would exceed 10000000 code points"));
     }
+    budget::string(value.len() * times as usize).map_err(|m| a.fail(m))?;
     Ok(Value::str(value.repeat(times as usize)))
 }

@@ -128,6 +128,54 @@ pub enum McpFailure {
     Auth(String),
 }
 
+impl McpFailure {
+    /// The same failure with every one of `secrets` in its message replaced by `[redacted]`:
+    /// a server's error may quote the credential it was sent (`host.md` §2.4 shows it).
+    fn redacted(self, secrets: &[String]) -> McpFailure {
+        let clean = |mut message: String| {
+            for secret in secrets {
+                if message.contains(secret.as_str()) {
+                    message = message.replace(secret.as_str(), "[redacted]");
+                }
+            }
+            message
+        };
+        match self {
+            McpFailure::Server(m) => McpFailure::Server(clean(m)),
+            McpFailure::Auth(m) => McpFailure::Auth(clean(m)),
+        }
+    }
+}
+
+/// The values a session sends that may be credentials, longest first (so a secret that
+/// contains another is redacted whole): header and environment values of eight characters or
+/// more, and the OAuth access token.
+fn session_secrets(target: &Target, token: Option<&str>) -> Vec<String> {
+    let values: Vec<&(String, String)> = match target {
+        Target::Http(http) => http.headers.iter().collect(),
+        Target::Stdio(spec) => match &spec.transport {
+            TransportSpec::Stdio { env, .. } => env.iter().collect(),
+            TransportSpec::Http { headers, .. } => headers.iter().collect(),
+        },
+    };
+    let mut secrets: Vec<String> = values
+        .into_iter()
+        .map(|(_, value)| value.clone())
+        .chain(token.map(str::to_string))
+        .filter(|value| value.chars().count() >= 8)
+        .collect();
+    // `Bearer TOKEN`: the token alone is the secret too.
+    let bare: Vec<String> = secrets
+        .iter()
+        .filter_map(|v| v.split_once(' ').map(|(_, rest)| rest.trim().to_string()))
+        .filter(|v| v.chars().count() >= 8)
+        .collect();
+    secrets.extend(bare);
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    secrets
+}
+
 /// One open client session.
 pub(crate) struct Connection {
     pub(crate) peer: Peer<RoleClient>,
@@ -135,6 +183,8 @@ pub(crate) struct Connection {
     service: tokio::sync::Mutex<RunningService<RoleClient, Handler>>,
     /// The raw replies for [`request_raw`].
     tap: Arc<RawTap>,
+    /// What is redacted from this session's errors ([`session_secrets`]).
+    secrets: Vec<String>,
     /// A number unique to this session in the process, and how many list-changed
     /// notifications it has received: together the session's [`revision`].
     serial: u64,
@@ -734,7 +784,9 @@ async fn connect(
                 d.url,
                 seconds(resolved.connect_timeout)
             ))
-        })??;
+        })?
+        .map_err(|f| f.redacted(&session_secrets(&resolved.target, None)))?;
+    let secrets = session_secrets(&resolved.target, token.as_deref());
     let oauth = match &resolved.target {
         Target::Http(target) => target.oauth.as_ref().map(|credential| OAuthSession {
             credential: credential.clone(),
@@ -747,6 +799,7 @@ async fn connect(
         peer: service.peer().clone(),
         service: tokio::sync::Mutex::new(service),
         tap: session.tap,
+        secrets,
         serial: SESSIONS.fetch_add(1, Ordering::SeqCst) + 1,
         changes: session.changes,
         call_timeout: resolved.call_timeout,
@@ -934,7 +987,16 @@ where
             Ok(Ok(value)) => return Ok(value),
             // The server answered with a JSON-RPC error: the session is fine.
             Ok(Err(e @ ServiceError::McpError(_))) => {
-                return Err(request_failure(&d.url, method, &e));
+                return Err(request_failure(&d.url, method, &e).redacted(&conn.secrets));
+            }
+            // The transport ended the connection itself: its reason is the failure's.
+            Ok(Err(_)) if let Some(why) = conn.tap.fault() => {
+                evict(d, &conn);
+                return Err(McpFailure::Server(format!(
+                    "MCP server '{}' {why} in reply to {method}; the connection was closed",
+                    d.url
+                ))
+                .redacted(&conn.secrets));
             }
             Ok(Err(e)) => {
                 evict(d, &conn);
@@ -945,12 +1007,12 @@ where
                         .ok_or_else(|| no_credential(shown, url, name))?;
                     oauth::refresh_after_unauthorized_as(&store, shown, name, url)
                         .await
-                        .map_err(|f| McpFailure::Auth(f.message))?;
+                        .map_err(|f| McpFailure::Auth(f.message).redacted(&conn.secrets))?;
                     retried = true;
                     renewed = true;
                     continue;
                 }
-                return Err(request_failure(&d.url, method, &e));
+                return Err(request_failure(&d.url, method, &e).redacted(&conn.secrets));
             }
             Err(_) => {
                 evict(d, &conn);

@@ -35,6 +35,10 @@ use tokio::io::{AsyncRead, ReadBuf};
 #[derive(Default)]
 pub(crate) struct RawTap {
     state: Mutex<TapState>,
+    /// Why a transport ended the connection itself (a message over the limit, or nested too
+    /// deep to decode), for the error of the requests it cut short: without it they would
+    /// only learn that the connection closed.
+    fault: Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -72,6 +76,20 @@ impl RawTap {
     pub(crate) fn watch(self: &Arc<Self>) -> Watch {
         self.lock().watching += 1;
         Watch { tap: self.clone() }
+    }
+
+    /// Records why the connection is being ended by its transport.
+    pub(crate) fn fail(&self, why: &str) {
+        let mut fault = self.fault.lock().unwrap_or_else(PoisonError::into_inner);
+        fault.get_or_insert_with(|| why.to_string());
+    }
+
+    /// Why the transport ended the connection, if it did.
+    pub(crate) fn fault(&self) -> Option<String> {
+        self.fault
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Whether a message arriving now would be kept.
@@ -247,12 +265,57 @@ pub(crate) struct TapReader<R> {
     length: usize,
     /// Whether the current line is being kept for the tap.
     keep: bool,
+    /// The nesting of the current line so far.
+    depth: Depth,
     at_start: bool,
     /// What is read from the server, before [`TapReader::observe`] passes it on.
     fresh: Box<[u8]>,
     /// Bytes for the transport, from `ready[given..]`.
     ready: Vec<u8>,
     given: usize,
+}
+
+/// The deepest nesting of arrays and objects a message may have: serde_json, which decodes
+/// every message, refuses the 128th level, and rmcp drops a message it cannot decode, which
+/// would leave its request waiting for the whole timeout.
+pub(crate) const MAX_DEPTH: usize = 127;
+
+/// The nesting depth of a JSON text read in pieces: brackets outside strings.
+#[derive(Default)]
+pub(crate) struct Depth {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Depth {
+    /// Takes in the next bytes of the text; false once it nests deeper than [`MAX_DEPTH`].
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        return false;
+                    }
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        true
+    }
 }
 
 /// The most bytes read from the server at once.
@@ -267,11 +330,18 @@ impl<R> TapReader<R> {
             line: Vec::new(),
             length: 0,
             keep: false,
+            depth: Depth::default(),
             at_start: true,
             fresh: vec![0; CHUNK].into_boxed_slice(),
             ready: Vec::new(),
             given: 0,
         }
+    }
+
+    /// Ends the stream: the reason is kept on the tap for the requests it cuts short.
+    fn fail(&self, why: String) -> io::Error {
+        self.tap.fail(&why);
+        io::Error::new(io::ErrorKind::InvalidData, format!("the server {why}"))
     }
 
     /// Takes in bytes read from the server: lines nobody watches go straight to `ready`, a
@@ -282,6 +352,7 @@ impl<R> TapReader<R> {
                 self.at_start = false;
                 self.keep = self.tap.watching();
                 self.length = 0;
+                self.depth = Depth::default();
             }
             let (chunk, ended) = match bytes.iter().position(|&b| b == b'\n') {
                 Some(at) => (&bytes[..at], true),
@@ -289,10 +360,12 @@ impl<R> TapReader<R> {
             };
             self.length += chunk.len();
             if self.length > self.limit {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("the server sent a message larger than {} bytes", self.limit),
-                ));
+                return Err(self.fail(format!("sent a message larger than {} bytes", self.limit)));
+            }
+            if !self.depth.feed(chunk) {
+                return Err(self.fail(format!(
+                    "sent a message nested deeper than {MAX_DEPTH} levels"
+                )));
             }
             if self.keep {
                 self.line.extend_from_slice(chunk);

@@ -217,9 +217,24 @@ impl Server {
         let rt = crate::reactor::runtime();
         let mut pending = Vec::new();
         let mut outcome = Ok(());
-        for line in input.split(b'\n') {
-            let line = match line {
-                Ok(line) => line,
+        let mut input = input;
+        loop {
+            let line = match read_line(&mut input, listener::BODY_LIMIT) {
+                Ok(Line::End) => break,
+                Ok(Line::Text(line)) => line,
+                Ok(Line::TooLong) => {
+                    // The message cannot be read, so neither can its id: the error goes to
+                    // `null`, as JSON-RPC says for a request whose id cannot be determined.
+                    let _ = tx.send(error(
+                        "null",
+                        -32600,
+                        &format!(
+                            "Invalid Request: the message is larger than {} bytes",
+                            listener::BODY_LIMIT
+                        ),
+                    ));
+                    continue;
+                }
                 Err(e) => {
                     outcome = Err(e);
                     break;
@@ -261,6 +276,61 @@ impl Server {
     /// Stops the calls still running (they end at their next call or loop iteration).
     pub fn close(&self) {
         self.endpoint.pool.close();
+    }
+}
+
+/// One line of stdio input.
+enum Line {
+    /// A whole line, without its newline.
+    Text(Vec<u8>),
+    /// A line longer than the limit, read to its end and dropped.
+    TooLong,
+    /// The end of the input.
+    End,
+}
+
+/// Reads one line of at most `limit` bytes. A longer line is read to its end without being
+/// kept, so a client cannot make the server hold more than `limit` bytes of one message (the
+/// same bound the HTTP listener sets on a body).
+fn read_line(input: &mut impl BufRead, limit: usize) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    let mut read_any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (read_any, too_long) {
+                (false, _) => Line::End,
+                (true, true) => Line::TooLong,
+                (true, false) => Line::Text(line),
+            });
+        }
+        read_any = true;
+        let (chunk, ended) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], true),
+            None => (available, false),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > limit {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(ended);
+        input.consume(used);
+        if ended {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Text(line)
+            });
+        }
     }
 }
 

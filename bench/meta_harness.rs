@@ -1,7 +1,8 @@
 //! Benchmarks of the meta-functions, recorded by `bench/meta.sh` in docs/benchmarks.md ("MCP
 //! meta-functions"). They need the binary crate's own modules (the catalog, the search), which a
-//! `[[bench]]` target cannot import, so they live here as one test that does nothing unless
-//! `KATARI_BENCH_META` names the Markdown file to write; `cargo test` passes it at once. Figures,
+//! `[[bench]]` target cannot import, so `host/src/meta/mod.rs` compiles this file as its child
+//! module `bench`, in the test build only: one test that does nothing unless `KATARI_BENCH_META`
+//! names the Markdown file to write; `cargo test` passes it at once. Figures,
 //! never timed assertions: only broken set-ups (a missing peer, a wrong entry count) panic.
 //!
 //! - `search`: `mcp_search_S` over a catalog of 10,000 entries served by
