@@ -2,7 +2,7 @@
 # Builds the seed corpora of the fuzz targets (git-ignored; existing entries are kept):
 # - corpus/front_end (shared by `front_end`, `check` and `run`): the example programs, the
 #   prelude files and the golden test scripts, plus two small multi-file projects in the
-#   targets' `==> PATH` format;
+#   targets' `==> PATH` format and long flat chains in the `<<REPEAT N>>TEXT<<END>>` format;
 # - corpus/wire: the JSON files of examples/ and tests/scripts (run arguments and answers), and
 #   wire objects of every reserved kind for the program of fuzz_targets/fixture.rs, alone and
 #   followed by a NUL byte and a JSON Schema;
@@ -50,6 +50,39 @@ src = "."
 mode = "test"
 KT
 n=$((n + 2))
+
+# Long flat chains, written with the repetition marker of fuzz_targets/chains.rs (the `front_end`
+# and `check` targets expand it; `run` sees the marker as text).
+chain() {
+  printf '%s' "$2" > "$out/seed_chain_$1"
+  n=$((n + 1))
+}
+chain sum 'agent main() -> integer {
+  1<<REPEAT 50000>> + 1<<END>>
+}
+'
+chain concat 'agent main() -> string {
+  "a"<<REPEAT 50000>> ++ "a"<<END>>
+}
+'
+chain else_if 'agent main(x: integer) -> integer {
+  if (x == 0) { 0 }<<REPEAT 20000>> else if (x == 1) { 1 }<<END>> else { -1 }
+}
+'
+chain prefix 'agent main(x: integer) -> boolean {
+  <<REPEAT 50000>>!<<END>>(<<REPEAT 50000>>- <<END>>x > 0)
+}
+'
+chain suffix 'agent main() -> unknown {
+  let r = { a = 1 }
+  let f = agent () -> integer { 1 }
+  [r<<REPEAT 50000>>.a<<END>>, f<<REPEAT 50000>>()<<END>>]
+}
+'
+chain mixed 'agent main(x: number, s: string) -> unknown {
+  [x<<REPEAT 30000>> * 2 + x - 1<<END>>, s<<REPEAT 30000>> ++ f"${s}"<<END>>, x > 0<<REPEAT 30000>> && x < 9 || x == 3<<END>>]
+}
+'
 echo "wrote $n seeds to fuzz/$out"
 
 # seed DIR NAME TEXT: writes TEXT (printf escapes allowed, `\0` for a NUL) as DIR/seed_NAME.

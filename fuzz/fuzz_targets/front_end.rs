@@ -10,7 +10,8 @@
 //!
 //! The input may hold several files: a line `==> PATH` starts a new file named `PATH` (the text
 //! before the first such line is `main.kt`, the entry), so one input can exercise imports between
-//! modules and a `katari.toml`.
+//! modules and a `katari.toml`. A marker `<<REPEAT N>>TEXT<<END>>` stands for TEXT written N
+//! times (`chains.rs`), so an input can hold a long flat chain such as `1 + 1 + …`.
 //!
 //! Beyond "no panic", two cheap invariants are checked: a parse that says the input is incomplete
 //! reported an error, and parsing the same text twice gives the same diagnostics. The `check`
@@ -18,11 +19,13 @@
 
 #![no_main]
 
+mod chains;
 mod common;
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    let data = &*chains::expand(data);
     common::parse_checks(data);
     let program = common::load(data);
     common::render_some(&program, program.diagnostics.iter());

@@ -432,6 +432,73 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// The node's kind, taken out of it (a field cannot be moved out of a type with `Drop`).
+    pub fn into_kind(mut self) -> ExprKind {
+        std::mem::replace(&mut self.kind, ExprKind::Error)
+    }
+}
+
+/// Dropping a tree frees its nodes through a work list rather than by recursion: a long operator
+/// chain (`1 + 1 + …`, a long `else if` chain) nests as deep as it is long, and the recursive drop
+/// the compiler would generate overflows the stack of whichever thread lets go of the tree.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        if !has_boxed_child(&self.kind) {
+            return;
+        }
+        let mut pending = Vec::new();
+        take_boxed_children(&mut self.kind, &mut pending);
+        while let Some(mut e) = pending.pop() {
+            take_boxed_children(&mut e.kind, &mut pending);
+            // `e` is dropped here with its chain already moved to `pending`.
+        }
+    }
+}
+
+/// Whether a node has sub-expressions that a chain can nest through (rather than through
+/// brackets, whose depth the layout pass limits).
+fn has_boxed_child(kind: &ExprKind) -> bool {
+    matches!(
+        kind,
+        ExprKind::Field { .. }
+            | ExprKind::Call { .. }
+            | ExprKind::TypeApply { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::If { .. }
+            | ExprKind::Match { .. }
+    )
+}
+
+/// Moves the chain-forming sub-expressions of `kind` to `pending`, leaving `kind` an error node.
+fn take_boxed_children(kind: &mut ExprKind, pending: &mut Vec<Expr>) {
+    if !has_boxed_child(kind) {
+        return;
+    }
+    match std::mem::replace(kind, ExprKind::Error) {
+        ExprKind::Field { target, .. } => pending.push(*target),
+        ExprKind::Call { callee, args } => {
+            pending.push(*callee);
+            pending.extend(args.into_iter().filter_map(|a| a.value));
+        }
+        ExprKind::TypeApply { callee, .. } => pending.push(*callee),
+        ExprKind::Binary { left, right, .. } => {
+            pending.push(*left);
+            pending.push(*right);
+        }
+        ExprKind::Unary { operand, .. } => pending.push(*operand),
+        ExprKind::If {
+            cond, otherwise, ..
+        } => {
+            pending.push(*cond);
+            pending.extend(otherwise.map(|o| *o));
+        }
+        ExprKind::Match { subject, .. } => pending.push(*subject),
+        _ => {}
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
     Add,

@@ -895,7 +895,7 @@ where
                 let primary = choice((
                     literal,
                     template,
-                    if_expr.clone().map(|e: Expr| e.kind),
+                    if_expr.clone().map(Expr::into_kind),
                     match_expr,
                     for_expr,
                     parallel_expr,
@@ -904,7 +904,7 @@ where
                     items.clone().map(ExprKind::Tuple),
                     expr.clone()
                         .delimited_by(just(Token::LParen), just(Token::RParen))
-                        .map(|e: Expr| e.kind),
+                        .map(Expr::into_kind),
                     record,
                     block.clone().map(ExprKind::Block),
                     ident.map(ExprKind::Name),

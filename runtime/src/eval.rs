@@ -252,6 +252,7 @@ impl Ctx {
         let here = stack_address();
         if self.stack_base == 0 {
             self.stack_base = here;
+            self.stack_floor = stack_floor(here);
         }
         if self.depth >= m.max_depth || self.stack_base.saturating_sub(here) > self.stack_budget {
             return Err(self.raise_panic(m, "call depth limit exceeded".into()));
@@ -789,7 +790,7 @@ impl Ctx {
             Expr::Unary(op, x) => self.unary(m, frame, *op, x),
             Expr::Concat(parts) => self.concat(m, frame, parts),
             Expr::Field(target, key) => {
-                let t = self.eval(m, frame, target)?;
+                let t = self.nested(m, frame, target)?;
                 Ok(field(&t, key))
             }
             Expr::Tuple(items) => self.tuple(m, frame, items),
@@ -803,7 +804,7 @@ impl Ctx {
                 if self.condition(m, frame, c)? {
                     self.eval(m, frame, a)
                 } else {
-                    self.eval(m, frame, b)
+                    self.nested(m, frame, b)
                 }
             }
             Expr::Match(subject, arms) => {
@@ -940,6 +941,18 @@ impl Ctx {
         }
     }
 
+    /// Evaluates a sub-expression that a flat chain nests through (an operator's operand, an
+    /// `else` branch, a field's target, a template part): a 150,000-term `1 + 1 + …` recurses
+    /// here 150,000 deep without a call. Below the thread's stack floor it raises the panic
+    /// `expression nesting exceeds the stack` instead of overflowing the stack.
+    #[inline(always)]
+    fn nested(&mut self, m: &Machine, frame: &mut [Value], e: &Expr) -> R {
+        if stack_address() < self.stack_floor {
+            return Err(self.raise_panic(m, "expression nesting exceeds the stack".into()));
+        }
+        self.eval(m, frame, e)
+    }
+
     // The less frequent nodes are evaluated out of line, so that `eval`'s own stack frame (paid
     // on every node) stays small.
 
@@ -1065,7 +1078,7 @@ impl Ctx {
 
     #[inline(never)]
     fn unary(&mut self, m: &Machine, frame: &mut [Value], op: UnOp, x: &Expr) -> R {
-        let a = self.eval(m, frame, x)?;
+        let a = self.nested(m, frame, x)?;
         let p = a.private();
         let v = match (op, &a.v) {
             (UnOp::Not, V::Bool(b)) => Value::bool(!b.get()),
@@ -1147,7 +1160,7 @@ impl Ctx {
                 }
                 p => p,
             };
-            match self.eval(m, frame, p) {
+            match self.nested(m, frame, p) {
                 Ok(v) => *slot = v,
                 Err(c) => {
                     release(buf);
@@ -1333,7 +1346,7 @@ impl Ctx {
             Expr::CallFun { fun, args, private } => {
                 self.call_static(m, frame, *fun, args, *private)
             }
-            _ => self.eval(m, frame, e),
+            _ => self.nested(m, frame, e),
         }
     }
 
@@ -1659,6 +1672,8 @@ impl Ctx {
                 let (state, tickets) = (&state, &tickets);
                 let builder = std::thread::Builder::new().stack_size(crate::BRANCH_STACK);
                 let spawned = builder.spawn_scoped(scope, move || {
+                    // Branches are evaluated without a call first: the floor is this thread's.
+                    ctx.stack_floor = stack_floor(stack_address());
                     let mut done: Vec<(usize, R, usize)> = Vec::new();
                     loop {
                         if cancel.load(Ordering::Relaxed) {
@@ -1837,6 +1852,17 @@ impl Ctx {
                 _ => false,
             },
         }
+    }
+}
+
+/// The stack floor of a thread whose first call's frame is at `here` ([`Ctx::stack_floor`]):
+/// the end of its stack plus a margin of an eighth of what is left, at most 32 MiB, for the
+/// panic clause that handles the panic and for natives; 0 (no floor) when the end is unknown.
+fn stack_floor(here: usize) -> usize {
+    const MARGIN: usize = 32 * 1024 * 1024;
+    match stacker::remaining_stack() {
+        Some(left) => here.saturating_sub(left) + (left / 8).min(MARGIN),
+        None => 0,
     }
 }
 

@@ -137,6 +137,83 @@ pub enum Expr {
     },
 }
 
+/// Dropping an expression frees its nodes through a work list rather than by recursion: a long
+/// operator or `else if` chain nests as deep as it is long, and the recursive drop the compiler
+/// would generate overflows the stack of whichever thread lets go of the program (the REPL lets
+/// go of each input's program on its main thread).
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        self.take_children(&mut pending);
+        while let Some(mut e) = pending.pop() {
+            e.take_children(&mut pending);
+        }
+    }
+}
+
+impl Expr {
+    /// The statements and tail of a block, taken out of it (a type with `Drop` cannot be
+    /// destructured by value); `None` for any other expression.
+    pub fn into_block(mut self) -> Option<(Vec<Stmt>, Box<Expr>)> {
+        match &mut self {
+            Expr::Block(stmts, tail) => Some((
+                std::mem::take(stmts),
+                std::mem::replace(tail, Box::new(Expr::Local(0))),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Moves the sub-expressions a chain can nest through to `pending`, leaving cheap
+    /// placeholders. Blocks of statements, loops and handlers nest only through brackets, whose
+    /// depth the parser limits, so they are left to the ordinary drop.
+    fn take_children(&mut self, pending: &mut Vec<Expr>) {
+        fn hollow(e: &mut Expr) -> Expr {
+            std::mem::replace(e, Expr::Local(0))
+        }
+        match self {
+            Expr::Block(_, tail) => pending.push(hollow(tail)),
+            Expr::CallFun { args, .. } => {
+                pending.extend(std::mem::take(args).into_iter().flatten())
+            }
+            Expr::CallNative { args, .. }
+            | Expr::Perform { args, .. }
+            | Expr::Construct { args, .. }
+            | Expr::Concat(args)
+            | Expr::Tuple(args)
+            | Expr::ParallelTuple(args) => pending.extend(std::mem::take(args)),
+            Expr::CallValue { callee, args }
+            | Expr::Partial {
+                callee,
+                supplied: args,
+                ..
+            } => {
+                pending.push(hollow(callee));
+                pending.extend(std::mem::take(args).into_iter().map(|(_, e)| e));
+            }
+            Expr::Record(fields) => {
+                pending.extend(std::mem::take(fields).into_iter().map(|(_, e)| e));
+            }
+            Expr::Binary(_, left, right) => {
+                pending.push(hollow(left));
+                pending.push(hollow(right));
+            }
+            Expr::If(cond, then, otherwise) => {
+                pending.push(hollow(cond));
+                pending.push(hollow(then));
+                pending.push(hollow(otherwise));
+            }
+            Expr::Unary(_, e)
+            | Expr::Field(e, _)
+            | Expr::Match(e, _)
+            | Expr::Return(e, _)
+            | Expr::Break { value: e, .. }
+            | Expr::Next { value: e, .. } => pending.push(hollow(e)),
+            _ => {}
+        }
+    }
+}
+
 #[derive(Debug)]
 pub enum Stmt {
     /// Evaluate and bind by pattern (a plain `let x` is `Pat::Bind`).

@@ -214,6 +214,11 @@ pub struct Ctx {
     /// overflow the stack (§9.21 requires the panic `call depth limit exceeded` instead).
     pub(crate) stack_base: usize,
     pub(crate) stack_budget: usize,
+    /// The lowest stack address evaluation may nest to (0 until the first call): above the end
+    /// of the thread's stack by a margin. A long flat chain (`1 + 1 + …`, `else if` arms, `++`)
+    /// nests the evaluator as deep as it is long without any call; past this floor it panics
+    /// instead of overflowing the stack ([`Ctx::nested`]).
+    pub(crate) stack_floor: usize,
     /// Above zero while a call the integer tier gave up on runs again on the tree walker:
     /// the calls it makes stay there, so a give-up deep in a recursion is not met again at
     /// every level above it.
@@ -257,6 +262,7 @@ impl Ctx {
             active: Vec::new(),
             stack_base: 0,
             stack_budget: usize::MAX,
+            stack_floor: 0,
             tier_off: 0,
             tier_stop: None,
             tier_regs: Vec::new(),

@@ -138,6 +138,97 @@ enum ICond {
     Logic(BinOp, Box<ICond>, Box<ICond>),
 }
 
+/// A node of an integer form being dropped.
+enum Dropped {
+    Expr(IExpr),
+    Cond(ICond),
+}
+
+/// Integer forms are dropped through a work list rather than by recursion: a long operator or
+/// `else if` chain nests as deep as it is long, and the recursive drop the compiler would
+/// generate overflows the stack of the thread that lowers the program.
+impl Drop for IExpr {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        take_expr_children(self, &mut pending);
+        drain(pending);
+    }
+}
+
+impl Drop for ICond {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        take_cond_children(self, &mut pending);
+        drain(pending);
+    }
+}
+
+/// Drops the nodes of `pending` one by one, each after its children were moved to the list.
+fn drain(mut pending: Vec<Dropped>) {
+    while let Some(mut node) = pending.pop() {
+        match &mut node {
+            Dropped::Expr(e) => take_expr_children(e, &mut pending),
+            Dropped::Cond(c) => take_cond_children(c, &mut pending),
+        }
+    }
+}
+
+/// Moves the expression inside an operand to `pending`.
+fn take_operand(o: &mut Opd, pending: &mut Vec<Dropped>) {
+    if let Opd::Expr(e) = o {
+        pending.push(Dropped::Expr(std::mem::replace(e, IExpr::Nothing)));
+    }
+}
+
+/// Moves the sub-expressions a chain can nest through to `pending`, leaving placeholders
+/// (blocks' statements and loops nest only through brackets, whose depth the parser limits).
+fn take_expr_children(e: &mut IExpr, pending: &mut Vec<Dropped>) {
+    let mut hollow = |e: &mut Box<IExpr>| {
+        pending.push(Dropped::Expr(std::mem::replace(&mut **e, IExpr::Nothing)));
+    };
+    match e {
+        IExpr::Block(_, tail) => hollow(tail),
+        IExpr::Next(_, value, _) | IExpr::Break(_, value) | IExpr::Return(value) => hollow(value),
+        IExpr::If(cond, then, otherwise) => {
+            hollow(then);
+            hollow(otherwise);
+            pending.push(Dropped::Cond(std::mem::replace(
+                &mut **cond,
+                ICond::Const(false),
+            )));
+        }
+        IExpr::Opd(o) | IExpr::Neg(o) => take_operand(o, pending),
+        IExpr::Arith(_, a, b) => {
+            take_operand(a, pending);
+            take_operand(b, pending);
+        }
+        IExpr::Call(_, args) => args.iter_mut().for_each(|o| take_operand(o, pending)),
+        IExpr::Loop(_) | IExpr::Nothing => {}
+    }
+}
+
+/// [`take_expr_children`] for a condition.
+fn take_cond_children(c: &mut ICond, pending: &mut Vec<Dropped>) {
+    let mut hollow = |c: &mut Box<ICond>| {
+        pending.push(Dropped::Cond(std::mem::replace(
+            &mut **c,
+            ICond::Const(false),
+        )));
+    };
+    match c {
+        ICond::Const(_) => {}
+        ICond::Not(inner) => hollow(inner),
+        ICond::Logic(_, a, b) => {
+            hollow(a);
+            hollow(b);
+        }
+        ICond::Compare(_, a, b) => {
+            take_operand(a, pending);
+            take_operand(b, pending);
+        }
+    }
+}
+
 /// How a tier run ended.
 pub(crate) enum Outcome {
     Int(f64),

@@ -1028,9 +1028,7 @@ fn restore(
     let f = machine.funs.get_mut(fun.0 as usize)?;
     // The body is rewritten below: an integer form compiled from the old one would run instead.
     f.tier = None;
-    let Expr::Block(stmts, tail) = std::mem::replace(&mut f.body, Expr::Const(Value::NULL)) else {
-        return None;
-    };
+    let (stmts, tail) = std::mem::replace(&mut f.body, Expr::Const(Value::NULL)).into_block()?;
     if stmts.len() < total || !stmts[..total].iter().all(|s| matches!(s, Stmt::Let(..))) {
         return None;
     }

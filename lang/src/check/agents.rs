@@ -416,11 +416,16 @@ impl Checker<'_> {
                     } else {
                         "the body's value does not fit the declared return type"
                     };
+                    let from = self.out.diagnostics.len();
                     self.mismatch(ctx.file, span, &value, &written, label);
                     if label.starts_with("a private") {
-                        self.last_help(
+                        let help = self.privacy_help(
+                            &value,
+                            &written,
                             "declare the result `of private`, or make the agent `private agent`",
                         );
+                        self.last_help(&help);
+                        self.explain_private_residuals(ctx.file, span, from, &value);
                     }
                 }
                 written
@@ -461,6 +466,22 @@ impl Checker<'_> {
         }
     }
 
+    /// The help for a private value given the public type `written`: `default`, unless `written`
+    /// is already `of private` as a whole, which does not cover a part written public inside it
+    /// (§7.7 rule 1 makes reads through it private, but the part's type stays public); then the
+    /// type to declare, with the attribute on the parts that are private.
+    pub(crate) fn privacy_help(&mut self, found: &Ty, written: &Ty, default: &str) -> String {
+        if !written.attr.is_private() {
+            return default.to_string();
+        }
+        let joined = self.lattice().join(written, found);
+        format!(
+            "`of private` on a whole type does not make the parts written inside it private: \
+             declare `{}`",
+            self.render(&joined)
+        )
+    }
+
     /// K3001 for a body whose effects exceed the written row: points at the first operation that
     /// performs something the row does not allow.
     fn row_too_narrow(&mut self, ctx: &Ctx, written: &Row, row_span: Span) {
@@ -493,21 +514,63 @@ impl Checker<'_> {
                     .iter()
                     .any(|t| excess.tails.iter().any(|x| x.var == t.var))
         });
-        let (shown, declared, all) = (
-            self.render_row(&excess),
-            self.render_row(written),
-            self.render_row(&ctx.effects),
-        );
-        let message = format!(
-            "the body performs `{shown}`, which the declared `with {declared}` does not allow"
-        );
-        let help = format!("declare `with {all}`, or handle the extra requests inside the agent");
+        // A row that would allow the body's requests but for privacy: a request's argument type
+        // holds a private value (a private throw) where the declared row's type is public. Say
+        // so, and suggest the declared row joined with the body's (keeping what it allows), so
+        // that the help never repeats the declaration (`{msg: string} of private` does not cover
+        // a private field: the attribute must be on the part that is private).
+        let privacy_only = {
+            let mut lat = self.lattice();
+            lat.ignore_attrs = true;
+            lat.row_sub(&ctx.effects, written)
+        };
+        let (shown, declared) = (self.render_row(&excess), self.render_row(written));
+        let (message, help, label) = if privacy_only {
+            let joined = self.lattice().join_row(written, &ctx.effects);
+            let all = self.render_row(&joined);
+            let whole_private = written.entries.values().flatten().any(|a| match a {
+                GenArg::Type(t) => t.attr.is_private(),
+                _ => false,
+            });
+            (
+                format!(
+                    "the body performs `{shown}`, whose private parts the declared `with \
+                     {declared}` types as public"
+                ),
+                if whole_private {
+                    format!(
+                        "`of private` on a whole type does not make the parts written inside it \
+                         private: declare `with {all}`"
+                    )
+                } else {
+                    format!(
+                        "mark the private part `of private`: declare `with {all}`, or handle the \
+                         request inside the agent"
+                    )
+                },
+                "with a private value",
+            )
+        } else {
+            let all = self.render_row(&ctx.effects);
+            (
+                format!(
+                    "the body performs `{shown}`, which the declared `with {declared}` does not allow"
+                ),
+                format!("declare `with {all}`, or handle the extra requests inside the agent"),
+                "",
+            )
+        };
         match culprit.cloned() {
             Some((row, span)) => {
                 let performed = self.render_row(&row);
+                let label = if label.is_empty() {
+                    format!("this performs `{performed}`")
+                } else {
+                    format!("this performs `{performed}` {label}")
+                };
                 let d = self
                     .error(Code::K3001, ctx.file, span, message)
-                    .set_label(format!("this performs `{performed}`"))
+                    .set_label(label)
                     .set_help(help);
                 d.secondary.push(Label {
                     file: ctx.file,

@@ -24,7 +24,12 @@ impl Checker<'_> {
             match &item.kind {
                 ItemKind::Let { pattern, value: e } => {
                     let ty = self.expr(ctx, e);
+                    let from = self.out.diagnostics.len();
                     self.bind_pattern(ctx, pattern, &ty, true);
+                    self.explain_private_residuals(ctx.file, e.span, from, &ty);
+                    if let ast::PatternKind::Bind { name, .. } = &pattern.kind {
+                        self.remember_private_residual(ctx.file, name.span, e.span);
+                    }
                 }
                 ItemKind::Use { binder, provider } => {
                     let rest = &items[i + 1..];
@@ -111,13 +116,10 @@ impl Checker<'_> {
             } else {
                 "this value does not fit the declared return type"
             };
-            self.mismatch(
-                ctx.file,
-                value_span.unwrap_or(item_span),
-                &ty,
-                &expected,
-                label,
-            );
+            let from = self.out.diagnostics.len();
+            let span = value_span.unwrap_or(item_span);
+            self.mismatch(ctx.file, span, &ty, &expected, label);
+            self.explain_private_residuals(ctx.file, span, from, &ty);
         }
         ctx.returns.push(ty);
         ctx.escapes.push(Escape {

@@ -10,11 +10,27 @@ use super::decls::ParamSig;
 use super::expr::Callee;
 use crate::ast::{self, BinOp, Expr};
 use crate::diag::Code;
-use crate::source::Span;
+use crate::diag::Label;
+use crate::resolve::Resolution;
+use crate::source::{FileId, Span};
 use crate::types::*;
 
 /// One argument of a call: its label, its type (`None` for a hole `_`) and its span.
 pub(crate) type Given = (String, Option<Ty>, Span);
+
+/// A partial application whose residual has a private result (§7.7 rule 2, §9.8).
+#[derive(Debug)]
+pub(crate) struct PrivateResidual {
+    pub(crate) file: FileId,
+    /// The partial application.
+    pub(crate) span: Span,
+    /// The callee as written (`None` when it is not a short name).
+    pub(crate) callee: Option<String>,
+    /// The captured private arguments for public parameters, as written (`factor = secret`, or
+    /// `factor = …` when the value is long); empty when the secret reaches the result through a
+    /// generic instead.
+    pub(crate) args: Vec<String>,
+}
 
 impl Checker<'_> {
     /// A call `callee(args)`.
@@ -231,6 +247,7 @@ impl Checker<'_> {
         let row = subst.row(&row);
         // Check the arguments against the solved parameter types.
         let mut lifted = Attr::Public;
+        let mut private_args: Vec<String> = Vec::new();
         for p in &params {
             let expected = self.lattice().normalize(&subst.ty(&p.ty));
             match given.iter().find(|(l, _, _)| l == &p.name) {
@@ -247,6 +264,7 @@ impl Checker<'_> {
                         if row.is_pure() {
                             // Pure-call lifting (§7.7 rule 2): the result depends on a secret.
                             lifted = Attr::Private;
+                            private_args.push(self.written_argument(ctx.file, &p.name, *s));
                         } else {
                             let shown = self.render(&expected);
                             self.error(Code::K3001, ctx.file, *s, format!("a private value cannot be passed to the public parameter `{}` of an effectful agent", p.name))
@@ -312,10 +330,142 @@ impl Checker<'_> {
                     optional: p.optional,
                 })
                 .collect();
+            // Its result is the callee's, so a private argument captured for a public parameter
+            // of a pure callee makes it private, as the call itself would be (§7.7 rule 2, §9.8).
+            // An effectful callee's was K3001 above already (rule 3).
+            if lifted.is_private() {
+                let callee = self.written_callee(ctx.file, callee_span).or(name);
+                self.private_residuals.push(PrivateResidual {
+                    file: ctx.file,
+                    span,
+                    callee,
+                    args: private_args,
+                });
+            }
+            let ret = ret.clone().with_attr(ret.attr.join(lifted));
             return Ty::agent(Ty::object(residual, Rest::Open), ret, row);
         }
         self.perform(ctx, &row, span);
         ret.clone().with_attr(ret.attr.join(lifted))
+    }
+
+    /// The callee's source text when it is a short name (`scale`, `m.scale`).
+    fn written_callee(&self, file: FileId, span: Span) -> Option<String> {
+        let text = self.program.sources.get(file).text.get(span.range())?;
+        let simple = text.len() <= 60
+            && text
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        simple.then(|| text.to_string())
+    }
+
+    /// Remembers that the local bound at `name` holds the partial application at `value`, when
+    /// that is one whose residual's result is private.
+    pub(crate) fn remember_private_residual(&mut self, file: FileId, name: Span, value: Span) {
+        let Some(i) = self
+            .private_residuals
+            .iter()
+            .rposition(|r| r.file == file && r.span == value)
+        else {
+            return;
+        };
+        if let Some(Resolution::Local(id)) = self.program.names.get(file, name) {
+            self.private_residual_locals.insert(id, i);
+        }
+    }
+
+    /// An argument as written, `label = value`, with `…` for a long or multi-line value.
+    fn written_argument(&self, file: FileId, label: &str, span: Span) -> String {
+        let text = self
+            .program
+            .sources
+            .get(file)
+            .text
+            .get(span.range())
+            .unwrap_or("");
+        if text.len() <= 60 && !text.contains('\n') && text.contains('=') {
+            text.to_string()
+        } else {
+            format!("{label} = …")
+        }
+    }
+
+    /// Explains the K3001 diagnostics reported since `from` for a private value given a public
+    /// type, when the value (of type `found`) holds a partial application inside `within` whose
+    /// residual's result is private: each gains a note naming the captured private argument, a
+    /// label on the partial application when it points elsewhere, and the type to write instead.
+    pub(crate) fn explain_private_residuals(
+        &mut self,
+        file: FileId,
+        within: Span,
+        from: usize,
+        found: &Ty,
+    ) {
+        // The residual is written inside the value, or the value starts with a local bound to it.
+        let bound = match self.program.names.get(file, within) {
+            Some(Resolution::Local(id)) => self.private_residual_locals.get(&id).copied(),
+            _ => None,
+        };
+        let notes: Vec<(Span, String)> = self
+            .private_residuals
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| {
+                r.file == file
+                    && (Some(*i) == bound
+                        || (within.start <= r.span.start && r.span.end <= within.end))
+            })
+            .map(|(_, r)| r)
+            .map(|r| {
+                let callee = match &r.callee {
+                    Some(c) => format!("`{c}`"),
+                    None => "the callee".to_string(),
+                };
+                let what = match r.args.as_slice() {
+                    [] => "a private argument".to_string(),
+                    [one] => format!("the private argument `{one}`"),
+                    many => format!(
+                        "the private arguments {}",
+                        many.iter()
+                            .map(|a| format!("`{a}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                (
+                    r.span,
+                    format!(
+                        "this partial application captures {what} for a public parameter of \
+                         {callee}, a pure agent, so the residual agent's result is private"
+                    ),
+                )
+            })
+            .collect();
+        if notes.is_empty() {
+            return;
+        }
+        let shown = self.render(found);
+        let from = from.min(self.out.diagnostics.len());
+        for d in &mut self.out.diagnostics[from..] {
+            let about_privacy = d.code == Code::K3001
+                && d.primary
+                    .as_ref()
+                    .is_some_and(|l| l.message.starts_with("a private value cannot"));
+            if !about_privacy {
+                continue;
+            }
+            for (span, note) in &notes {
+                if d.primary.as_ref().is_some_and(|l| l.span != *span) {
+                    d.secondary.push(Label {
+                        file,
+                        span: *span,
+                        message: "this residual agent's result is private".into(),
+                    });
+                }
+                d.notes.push(note.clone());
+            }
+            d.help = Some(format!("write its type `{shown}`"));
+        }
     }
 
     /// A call of a prelude operator function (§9.9).

@@ -107,6 +107,13 @@ pub(crate) struct Checker<'p> {
     /// Signatures of generic local agents, which are instantiated at each call like top-level
     /// ones.
     pub(crate) local_sigs: HashMap<LocalId, AgentSig>,
+    /// Partial applications whose residual's result is private because they captured a private
+    /// argument for a public parameter of a pure callee (§7.7 rule 2, §9.8), so that a K3001 for
+    /// a residual given a public result can name the captured argument.
+    pub(crate) private_residuals: Vec<call::PrivateResidual>,
+    /// Locals bound by `let name = …` to one of [`Checker::private_residuals`] (its index), so
+    /// that a K3001 where the local is used names the captured argument too.
+    pub(crate) private_residual_locals: HashMap<LocalId, usize>,
 }
 
 /// Checks a loaded, resolved program.
@@ -126,6 +133,8 @@ pub fn check_program(program: &Program, natives: &dyn Natives) -> Checked {
         agent_stack: Vec::new(),
         recursion_reported: HashSet::new(),
         local_sigs: HashMap::new(),
+        private_residuals: Vec::new(),
+        private_residual_locals: HashMap::new(),
     };
     checker.collect_declarations();
     checker.check_bodies();

@@ -261,7 +261,8 @@ impl Checker<'_> {
                 &written,
                 "a private value cannot be given a public type",
             );
-            self.last_help("write the annotation `of private`");
+            let help = self.privacy_help(ty, &written, "write the annotation `of private`");
+            self.last_help(&help);
             return written.clone().with_attr(written.attr.join(ty.attr));
         }
         written
