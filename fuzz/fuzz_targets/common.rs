@@ -35,7 +35,11 @@ pub fn parse_checks(data: &[u8]) {
 /// Loads the input as a project whose entry is `main.kt`, with the real prelude, and resolves
 /// its names.
 pub fn load(data: &[u8]) -> Program {
-    load_program(Path::new("main.kt"), &project(data), &katari_prelude::sources())
+    load_program(
+        Path::new("main.kt"),
+        &project(data),
+        &katari_prelude::sources(),
+    )
 }
 
 /// Renders the first few of `diagnostics` against the program's sources.

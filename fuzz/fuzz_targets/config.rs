@@ -54,6 +54,17 @@ mod store {
     }
 }
 
+#[allow(dead_code)]
+#[path = "../../host/src/table.rs"]
+mod table;
+
+/// Stands in for the binary's terminal output (`host/src/host.rs`): the target prints nothing.
+#[allow(dead_code)]
+mod host {
+    pub fn to_stderr(_: &str) {}
+    pub fn print_error(_: &str) {}
+}
+
 /// Stands in for the binary's command line (`host/src/cli.rs`): `katari config path|show`.
 #[allow(dead_code)]
 mod cli {

@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let table = katari_prelude::natives::table();
     let checked = check_program(&program, &RuntimeNatives(&table));
     if program.has_errors() || checked.diagnostics.iter().any(|d| d.is_error()) {
-        common::render_some(&program, program.diagnostics.iter().chain(&checked.diagnostics));
+        common::render_some(
+            &program,
+            program.diagnostics.iter().chain(&checked.diagnostics),
+        );
         return;
     }
     let mut machine = katari_runtime::lower::lower(
