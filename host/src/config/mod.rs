@@ -16,6 +16,7 @@ mod merge;
 mod read;
 pub mod secrets;
 mod server;
+pub use server::TOML_KEYS as SERVER_KEYS;
 pub mod show;
 pub mod snippet;
 #[cfg(test)]

@@ -147,7 +147,8 @@ pub(super) struct Field {
 const STDIO_FIELDS: &[&str] = &["command", "args", "env", "cwd"];
 const REMOTE_FIELDS: &[&str] = &["url", "headers"];
 const JSON_KEYS: &[&str] = &["type", "command", "args", "env", "cwd", "url", "headers"];
-const TOML_KEYS: &[&str] = &[
+/// The keys of an `[mcp.NAME]` table, in the order `katari mcp get` shows them.
+pub const TOML_KEYS: &[&str] = &[
     "type",
     "command",
     "args",

@@ -612,21 +612,7 @@ fn to_text(server: &Server) -> String {
             server.origin.line
         ),
     ));
-    for key in [
-        "type",
-        "command",
-        "args",
-        "env",
-        "cwd",
-        "url",
-        "headers",
-        "oauth",
-        "description",
-        "connect_timeout_secs",
-        "request_timeout_secs",
-        "allowed_tools",
-        "denied_tools",
-    ] {
+    for &key in crate::config::SERVER_KEYS {
         let Some(v) = value.get(key) else { continue };
         let shown = match v {
             Json::Null => continue,
