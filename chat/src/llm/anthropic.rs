@@ -28,7 +28,6 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use crate::llm::http::{self, Endpoint, EndpointConfig};
-use crate::llm::sse;
 use crate::llm::{Delta, LlmError, Provider, Reply, ReplyFuture, Request, Usage};
 use crate::message::{Message, Role, ToolCall};
 
@@ -220,31 +219,16 @@ impl Anthropic {
     /// A streamed reply: server-sent events until `message_stop` or the end of the body.
     async fn read_stream(
         &self,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
         report: &mut (dyn FnMut(Delta) + Send),
         deadline: Instant,
     ) -> Result<Reply, LlmError> {
-        let idle = self.http.idle();
-        let url = response.url().to_string();
-        let content_type = http::content_type(&response).map(str::to_string);
-        let mut parser = sse::Parser::new(self.http.event_limit());
-        let mut events = Vec::new();
-        let mut seen = false;
         let mut assembly = Assembly::default();
-        while let Some(chunk) = self
+        let stopped = self
             .http
-            .next_chunk(&mut response, Some(idle), deadline)
-            .await?
-        {
-            // The parser counts the bytes of the event being received as they arrive, so an
-            // oversized event fails here, long before its line (or the body) ends.
-            parser
-                .feed(&chunk, &mut events)
-                .map_err(|sse::TooLarge| self.http.too_large_error())?;
-            for event in events.drain(..) {
-                seen = true;
+            .read_events(response, deadline, "Messages API", |event| {
                 if event.data.trim().is_empty() {
-                    continue;
+                    return Ok(false);
                 }
                 let data: Value = serde_json::from_str(&event.data).map_err(|e| {
                     self.http.error(format!(
@@ -258,23 +242,19 @@ impl Anthropic {
                     return Err(self.http.reported_error(&data["error"]));
                 }
                 if kind == "message_stop" {
-                    return Ok(assembly.finish());
+                    return Ok(true);
                 }
                 assembly.add(kind, &data, report);
                 if assembly.bytes > self.http.max_reply_bytes {
                     return Err(self.http.too_large_error());
                 }
-            }
-        }
-        let name = self.name();
-        if !seen && let Some(other) = content_type.filter(|t| !t.starts_with("text/event-stream")) {
+                Ok(false)
+            })
+            .await?;
+        if !stopped && assembly.stop_reason.is_none() {
             return Err(self.http.error(format!(
-                "LLM '{name}' answered {url} with content-type {other} and no server-sent events: not a Messages API stream. Check base_url in [llm.{name}]."
-            )));
-        }
-        if assembly.stop_reason.is_none() {
-            return Err(self.http.error(format!(
-                "LLM '{name}' ended its reply stream before finishing it (no message_stop and no stop reason)."
+                "LLM '{}' ended its reply stream before finishing it (no message_stop and no stop reason).",
+                self.name()
             )));
         }
         Ok(assembly.finish())

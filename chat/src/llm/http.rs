@@ -357,6 +357,45 @@ impl Endpoint {
         }
     }
 
+    /// Reads a streamed reply's server-sent events, handing each to `on_event` until it answers
+    /// `Ok(true)` (the reply is complete) or the body ends (`Ok(false)`). `stream` names what
+    /// the endpoint should have sent, for the error when a body of another content type held no
+    /// event at all.
+    pub async fn read_events(
+        &self,
+        mut response: reqwest::Response,
+        deadline: Instant,
+        stream: &str,
+        mut on_event: impl FnMut(crate::llm::sse::Event) -> Result<bool, LlmError>,
+    ) -> Result<bool, LlmError> {
+        let idle = self.idle();
+        let url = response.url().to_string();
+        let content_type = content_type(&response).map(str::to_string);
+        let mut parser = crate::llm::sse::Parser::new(self.event_limit());
+        let mut events = Vec::new();
+        let mut seen = false;
+        while let Some(chunk) = self.next_chunk(&mut response, Some(idle), deadline).await? {
+            // The parser counts the bytes of the event being received as they arrive, so an
+            // oversized event fails here, long before its line (or the body) ends.
+            parser
+                .feed(&chunk, &mut events)
+                .map_err(|crate::llm::sse::TooLarge| self.too_large_error())?;
+            for event in events.drain(..) {
+                seen = true;
+                if on_event(event)? {
+                    return Ok(true);
+                }
+            }
+        }
+        let name = self.name();
+        if !seen && let Some(other) = content_type.filter(|t| !t.starts_with("text/event-stream")) {
+            return Err(self.error(format!(
+                "LLM '{name}' answered {url} with content-type {other} and no server-sent events: not a {stream} stream. Check base_url in [llm.{name}]."
+            )));
+        }
+        Ok(false)
+    }
+
     /// The next chunk of a body: `request_timeout_secs` bounds every wait and is checked after
     /// every chunk (a server that never pauses is stopped too); `idle`, when given, bounds the
     /// silence before it.
