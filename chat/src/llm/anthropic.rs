@@ -22,7 +22,6 @@
 //! 503 and 529 (overloaded) honouring `retry-after`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -125,25 +124,6 @@ impl Anthropic {
 
     fn name(&self) -> &str {
         self.http.name()
-    }
-
-    /// One request with its retries; `report` sees every delta.
-    async fn run(
-        &self,
-        request: &Request,
-        report: &mut (dyn FnMut(Delta) + Send),
-        deadline: Instant,
-    ) -> Result<Reply, LlmError> {
-        let body = request_body(request, self.max_tokens);
-        let response = self
-            .http
-            .post(&body, request.stream, &request.model, deadline)
-            .await?;
-        if request.stream && !http::is_json(&response) {
-            self.read_stream(response, report, deadline).await
-        } else {
-            self.read_whole(response, report, deadline).await
-        }
     }
 
     /// A non-streamed reply: one message object, read whole, then reported.
@@ -267,27 +247,32 @@ impl Provider for Anthropic {
         request: &'a Request,
         on_delta: &'a mut (dyn FnMut(Delta) + Send),
     ) -> ReplyFuture<'a> {
-        Box::pin(async move {
-            let output = AtomicBool::new(false);
-            let mut report = |delta: Delta| {
-                output.store(true, Ordering::Relaxed);
-                on_delta(delta);
-            };
-            let deadline = self.http.deadline();
-            // Reading bodies checks the deadline itself; this bounds connecting, sending and
-            // waiting for headers as well.
-            let result =
-                match tokio::time::timeout_at(deadline, self.run(request, &mut report, deadline))
-                    .await
-                {
-                    Ok(result) => result,
-                    Err(_) => Err(self.http.timeout_error()),
-                };
-            result.map_err(|mut e| {
-                e.after_output = output.load(Ordering::Relaxed);
-                e
-            })
-        })
+        http::complete(self, request, on_delta)
+    }
+}
+
+impl http::Exchange for Anthropic {
+    fn endpoint(&self) -> &Endpoint {
+        &self.http
+    }
+
+    /// One request with its retries; `report` sees every delta.
+    async fn run(
+        &self,
+        request: &Request,
+        report: &mut (dyn FnMut(Delta) + Send),
+        deadline: Instant,
+    ) -> Result<Reply, LlmError> {
+        let body = request_body(request, self.max_tokens);
+        let response = self
+            .http
+            .post(&body, request.stream, &request.model, deadline)
+            .await?;
+        if request.stream && !http::is_json(&response) {
+            self.read_stream(response, report, deadline).await
+        } else {
+            self.read_whole(response, report, deadline).await
+        }
     }
 }
 

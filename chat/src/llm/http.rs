@@ -29,12 +29,13 @@
 //! replaced by `[redacted]` in every error, since providers quote a rejected key back.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::llm::LlmError;
+use crate::llm::{Delta, LlmError, Reply, ReplyFuture, Request};
 
 /// How many bytes of text and tool-call arguments one reply may carry.
 pub const MAX_REPLY_BYTES: usize = 16 << 20;
@@ -738,6 +739,52 @@ fn size(bytes: usize) -> String {
     } else {
         format!("{bytes} bytes")
     }
+}
+
+/// A provider speaking HTTP through an [`Endpoint`]: it builds and reads one request
+/// ([`Exchange::run`]), and [`complete`] gives it the deadline and error bookkeeping every
+/// provider shares.
+pub(crate) trait Exchange: Sync {
+    fn endpoint(&self) -> &Endpoint;
+
+    /// One request with its retries; `report` sees every delta.
+    fn run(
+        &self,
+        request: &Request,
+        report: &mut (dyn FnMut(Delta) + Send),
+        deadline: Instant,
+    ) -> impl std::future::Future<Output = Result<Reply, LlmError>> + Send;
+}
+
+/// [`crate::llm::Provider::complete`] for an [`Exchange`]: the whole request within
+/// `request_timeout_secs` (reading bodies checks the deadline itself; this bounds connecting,
+/// sending and waiting for headers as well), and an error that says whether any delta had been
+/// reported before it ([`LlmError::after_output`]).
+pub(crate) fn complete<'a>(
+    provider: &'a impl Exchange,
+    request: &'a Request,
+    on_delta: &'a mut (dyn FnMut(Delta) + Send),
+) -> ReplyFuture<'a> {
+    Box::pin(async move {
+        let output = AtomicBool::new(false);
+        let mut report = |delta: Delta| {
+            output.store(true, Ordering::Relaxed);
+            on_delta(delta);
+        };
+        let http = provider.endpoint();
+        let deadline = http.deadline();
+        let result =
+            match tokio::time::timeout_at(deadline, provider.run(request, &mut report, deadline))
+                .await
+            {
+                Ok(result) => result,
+                Err(_) => Err(http.timeout_error()),
+            };
+        result.map_err(|mut e| {
+            e.after_output = output.load(Ordering::Relaxed);
+            e
+        })
+    })
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 //! accepted whole.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -93,25 +92,6 @@ impl OpenAi {
 
     fn name(&self) -> &str {
         self.http.name()
-    }
-
-    /// One request with its retries; `report` sees every delta.
-    async fn run(
-        &self,
-        request: &Request,
-        report: &mut (dyn FnMut(Delta) + Send),
-        deadline: Instant,
-    ) -> Result<Reply, LlmError> {
-        let body = request_body(request);
-        let response = self
-            .http
-            .post(&body, request.stream, &request.model, deadline)
-            .await?;
-        if request.stream && !http::is_json(&response) {
-            self.read_stream(response, report, deadline).await
-        } else {
-            self.read_whole(response, report, deadline).await
-        }
     }
 
     /// A non-streamed reply (`stream: false`, or a server that answered a stream request with
@@ -226,27 +206,32 @@ impl Provider for OpenAi {
         request: &'a Request,
         on_delta: &'a mut (dyn FnMut(Delta) + Send),
     ) -> ReplyFuture<'a> {
-        Box::pin(async move {
-            let output = AtomicBool::new(false);
-            let mut report = |delta: Delta| {
-                output.store(true, Ordering::Relaxed);
-                on_delta(delta);
-            };
-            let deadline = self.http.deadline();
-            // Reading bodies checks the deadline itself; this bounds connecting, sending and
-            // waiting for headers as well.
-            let result =
-                match tokio::time::timeout_at(deadline, self.run(request, &mut report, deadline))
-                    .await
-                {
-                    Ok(result) => result,
-                    Err(_) => Err(self.http.timeout_error()),
-                };
-            result.map_err(|mut e| {
-                e.after_output = output.load(Ordering::Relaxed);
-                e
-            })
-        })
+        http::complete(self, request, on_delta)
+    }
+}
+
+impl http::Exchange for OpenAi {
+    fn endpoint(&self) -> &Endpoint {
+        &self.http
+    }
+
+    /// One request with its retries; `report` sees every delta.
+    async fn run(
+        &self,
+        request: &Request,
+        report: &mut (dyn FnMut(Delta) + Send),
+        deadline: Instant,
+    ) -> Result<Reply, LlmError> {
+        let body = request_body(request);
+        let response = self
+            .http
+            .post(&body, request.stream, &request.model, deadline)
+            .await?;
+        if request.stream && !http::is_json(&response) {
+            self.read_stream(response, report, deadline).await
+        } else {
+            self.read_whole(response, report, deadline).await
+        }
     }
 }
 
