@@ -20,15 +20,13 @@
 //! when dropped.
 
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::net::TcpStream;
 
 use serde_json::{Value, json};
 
 use crate::fake_llm::{
-    Recorded, Shared, end_body, hold, listen, lock, read_request, split, stop, write_chunk,
-    write_head, write_status,
+    FakeServer, Shared, end_body, hold, lock, read_request, split, write_chunk, write_head,
+    write_status,
 };
 
 /// One content block of a scripted reply.
@@ -194,57 +192,18 @@ impl Script {
     }
 }
 
-/// The fake server; it stops when dropped.
-pub struct FakeAnthropic {
-    addr: SocketAddr,
-    shared: Arc<Shared<Script>>,
-    accept: Option<JoinHandle<()>>,
-}
+/// The fake Messages API server; it stops when dropped.
+pub type FakeAnthropic = FakeServer<Script>;
 
-impl std::fmt::Debug for FakeAnthropic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FakeAnthropic({})", self.addr)
-    }
-}
-
-impl FakeAnthropic {
+impl FakeServer<Script> {
     /// Starts the server on `127.0.0.1` with an OS-chosen port.
     pub fn start() -> FakeAnthropic {
-        let (addr, shared, accept) = listen(serve);
-        FakeAnthropic {
-            addr,
-            shared,
-            accept: Some(accept),
-        }
+        FakeServer::listening(serve)
     }
 
     /// `http://127.0.0.1:PORT`, the `base_url` to configure (requests go to `/v1/messages`).
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// Queues an answer for the next messages request.
-    pub fn push(&self, script: Script) {
-        lock(&self.shared.queue).push_back(script);
-    }
-
-    /// The bodies of every request received, in order.
-    pub fn requests(&self) -> Vec<Value> {
-        lock(&self.shared.recorded)
-            .iter()
-            .map(|r| r.body.clone())
-            .collect()
-    }
-
-    /// Every request received, with method, path and headers.
-    pub fn recorded(&self) -> Vec<Recorded> {
-        lock(&self.shared.recorded).clone()
-    }
-}
-
-impl Drop for FakeAnthropic {
-    fn drop(&mut self) {
-        stop(self.addr, &self.shared.stop, self.accept.take());
+        self.origin()
     }
 }
 

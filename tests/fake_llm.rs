@@ -263,37 +263,40 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The fake server; it stops when dropped.
-pub struct FakeLlm {
+/// A fake server of either wire format (`S` is its script type); it stops when dropped.
+pub struct FakeServer<S> {
     addr: SocketAddr,
-    shared: Arc<Shared<Script>>,
+    shared: Arc<Shared<S>>,
     accept: Option<JoinHandle<()>>,
 }
 
-impl std::fmt::Debug for FakeLlm {
+/// The fake chat-completions server.
+pub type FakeLlm = FakeServer<Script>;
+
+impl<S> std::fmt::Debug for FakeServer<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FakeLlm({})", self.addr)
+        write!(f, "FakeServer({})", self.addr)
     }
 }
 
-impl FakeLlm {
-    /// Starts the server on `127.0.0.1` with an OS-chosen port.
-    pub fn start() -> FakeLlm {
+impl<S: Send + 'static> FakeServer<S> {
+    /// Starts a server on `127.0.0.1` with an OS-chosen port, answering with `serve`.
+    pub(crate) fn listening(serve: fn(TcpStream, &Shared<S>) -> io::Result<()>) -> FakeServer<S> {
         let (addr, shared, accept) = listen(serve);
-        FakeLlm {
+        FakeServer {
             addr,
             shared,
             accept: Some(accept),
         }
     }
 
-    /// `http://127.0.0.1:PORT/v1`, the `base_url` to configure.
-    pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) fn origin(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
-    /// Queues an answer for the next chat-completions request.
-    pub fn push(&self, script: Script) {
+    /// Queues an answer for the next request.
+    pub fn push(&self, script: S) {
         lock(&self.shared.queue).push_back(script);
     }
 
@@ -309,6 +312,18 @@ impl FakeLlm {
     pub fn recorded(&self) -> Vec<Recorded> {
         lock(&self.shared.recorded).clone()
     }
+}
+
+impl FakeServer<Script> {
+    /// Starts the chat-completions server on `127.0.0.1` with an OS-chosen port.
+    pub fn start() -> FakeLlm {
+        FakeServer::listening(serve)
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the `base_url` to configure.
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.origin())
+    }
 
     /// Each request's `messages` back as katari messages, the system message left out, for
     /// `check_pairing`.
@@ -317,7 +332,7 @@ impl FakeLlm {
     }
 }
 
-impl Drop for FakeLlm {
+impl<S> Drop for FakeServer<S> {
     fn drop(&mut self) {
         stop(self.addr, &self.shared.stop, self.accept.take());
     }
