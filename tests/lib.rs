@@ -9,3 +9,4 @@ pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod golden;
 pub mod peers;
+pub mod provider;

@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use katari_chat::llm::anthropic::{Anthropic, AnthropicConfig};
-use katari_chat::llm::{Delta, LlmError, Provider, Reply, Request, Sampling, ToolSpec, Usage};
-use katari_chat::message::{Message, ToolCall};
+use katari_chat::llm::{Delta, Request, Sampling, ToolSpec, Usage};
+use katari_chat::message::Message;
 use katari_tests::fake_anthropic::{Block, Ending, FakeAnthropic, Script, check_pairing};
+use katari_tests::provider::{call, complete, err, ok, streamed_text};
 use serde_json::{Map, json};
 
 fn config(base_url: &str) -> AnthropicConfig {
@@ -38,43 +39,6 @@ fn request(stream: bool) -> Request {
         tools: Vec::new(),
         sampling: Sampling::default(),
         stream,
-    }
-}
-
-/// Runs one request and returns its outcome with every delta reported.
-async fn complete(client: &Anthropic, request: &Request) -> (Result<Reply, LlmError>, Vec<Delta>) {
-    let mut deltas = Vec::new();
-    let mut on_delta = |d: Delta| deltas.push(d);
-    let result = client.complete(request, &mut on_delta).await;
-    (result, deltas)
-}
-
-fn streamed_text(deltas: &[Delta]) -> String {
-    deltas
-        .iter()
-        .filter_map(|d| match d {
-            Delta::Text(t) => Some(t.as_str()),
-            Delta::ToolCall { .. } => None,
-        })
-        .collect()
-}
-
-fn ok(result: Result<Reply, LlmError>) -> Reply {
-    result.unwrap_or_else(|e| panic!("the request failed: {e}"))
-}
-
-fn err(result: Result<Reply, LlmError>) -> LlmError {
-    match result {
-        Ok(reply) => panic!("the request succeeded: {reply:?}"),
-        Err(e) => e,
-    }
-}
-
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: arguments.into(),
     }
 }
 
