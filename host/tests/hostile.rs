@@ -144,7 +144,7 @@ fn with_fault_server() -> Scratch {
     let config = json!({"mcpServers": {"fault": {
         "command": "python3",
         "args": [server],
-        "env": {"FAULT_TOKEN": FAULT_TOKEN},
+        "env": {"FAULT_TOKEN": FAULT_TOKEN, "FAULT_MODE": "production-mode"},
     }}});
     std::fs::write(dir.join("home/mcp.json"), config.to_string()).expect("write mcp.json");
     dir
@@ -373,7 +373,8 @@ fn a_server_error_quoting_the_servers_credential_is_redacted() {
     let out = run(KATARI, &dir, &["call.kt", "-a", "tool=leak"], &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
-        out.stderr.contains("the token [redacted] has expired"),
+        out.stderr
+            .contains("the token [redacted] has expired (mode production-mode)"),
         "{}",
         out.stderr
     );

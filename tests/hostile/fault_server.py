@@ -6,8 +6,8 @@ would. It is a fake: its tools misbehave on purpose.
 - `deep`: a result nested 300 arrays deep (over the 128 levels a JSON decoder takes);
 - `hostile`: a text result holding escape sequences;
 - `echo`: returns its `text` argument;
-- `leak`: fails with a JSON-RPC error quoting its `FAULT_TOKEN` environment variable, as a
-  careless server quotes the credential it was given.
+- `leak`: fails with a JSON-RPC error quoting its `FAULT_TOKEN` and `FAULT_MODE` environment
+  variables, as a careless server quotes the credential it was given.
 """
 
 import json
@@ -37,8 +37,9 @@ def call(message_id, name, arguments):
         )
     if name == "leak":
         token = os.environ.get("FAULT_TOKEN", "")
+        mode = os.environ.get("FAULT_MODE", "")
         return json.dumps({"jsonrpc": "2.0", "id": message_id, "error": {
-            "code": -32001, "message": f"the token {token} has expired"}})
+            "code": -32001, "message": f"the token {token} has expired (mode {mode})"}})
     if name == "hostile":
         text = f"{ESC}[2J{ESC}]0;pwned\x07red{ESC}[31m\x9b1m\rdone"
         return reply_text(message_id, {"content": [{"type": "text", "text": text}]})

@@ -148,13 +148,33 @@ impl McpFailure {
 }
 
 /// The values a session sends that may be credentials, longest first (so a secret that
-/// contains another is redacted whole): header and environment values of eight characters or
-/// more, and the OAuth access token.
+/// contains another is redacted whole): header values and the values of environment variables
+/// named as credentials (`…KEY`, `…TOKEN`, `…SECRET`, …), of eight characters or more, and the
+/// OAuth access token.
 fn session_secrets(target: &Target, token: Option<&str>) -> Vec<String> {
+    // A header is sent to authenticate, as a rule; an environment variable only when its name
+    // says so (`NODE_ENV=production` must not hide the word from every error).
+    let credential_name = |name: &str| {
+        let name = name.to_ascii_uppercase();
+        [
+            "KEY",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASS",
+            "AUTH",
+            "CREDENTIAL",
+        ]
+        .iter()
+        .any(|word| name.contains(word))
+    };
     let values: Vec<&(String, String)> = match target {
         Target::Http(http) => http.headers.iter().collect(),
         Target::Stdio(spec) => match &spec.transport {
-            TransportSpec::Stdio { env, .. } => env.iter().collect(),
+            TransportSpec::Stdio { env, .. } => env
+                .iter()
+                .filter(|(name, _)| credential_name(name))
+                .collect(),
             TransportSpec::Http { headers, .. } => headers.iter().collect(),
         },
     };
